@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stagegate {
+
+/// Levenshtein distance between a and b (insert, delete, substitute each cost 1).
+size_t EditDistance(std::string_view a, std::string_view b);
+
+/// The candidate closest to `word` when it is close enough to be a likely typo, else "".
+/// Used for "did you mean ...?" suggestions.
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+
+/// `" (did you mean 'x'?)"` when ClosestMatch finds one, else "".
+std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
+
+std::string Join(const std::vector<std::string>& parts, std::string_view separator);
+std::vector<std::string> Split(std::string_view text, char separator);
+std::string_view Trim(std::string_view text);
+
+/// Formats a number the way a person writes it: no trailing zeros, at most `max_decimals`.
+std::string FormatNumber(double value, int max_decimals = 3);
+
+}  // namespace stagegate

@@ -1,0 +1,58 @@
+#include <sstream>
+
+#include "base/version.h"
+#include "cli/command.h"
+#include "store/store.h"
+
+namespace stagegate::cli {
+
+const std::vector<CommandEntry>& Commands() {
+  static const std::vector<CommandEntry> kCommands = {
+      {"validate",
+       "Check a scenario and everything it references; print its summary and fingerprint",
+       MakeValidateCommand},
+  };
+  return kCommands;
+}
+
+int Main(int argc, const char* const* argv, console::Console& console) {
+  CLI::App app{
+      "stagegate: decides whether an LLM application is ready for release, on three "
+      "separate conditions: responsiveness, quality, recoverability."};
+  app.name("stagegate");
+  app.set_version_flag("--version", std::string("stagegate ") + kVersion);
+  app.require_subcommand(1);
+  app.footer(kExitCodeHelp);
+  GlobalOptions global;
+  global.db_path = store::kDefaultStorePath;
+  app.add_option("--db", global.db_path, "The SQLite store of runs")->capture_default_str();
+  app.add_flag("-q,--quiet", global.quiet, "Print no progress lines");
+
+  std::vector<std::unique_ptr<Command>> commands;
+  std::vector<CLI::App*> subcommands;
+  for (const CommandEntry& entry : Commands()) {
+    commands.push_back(entry.make());
+    CLI::App* sub = app.add_subcommand(entry.name, entry.summary);
+    sub->footer(kExitCodeHelp);
+    commands.back()->Configure(*sub);
+    subcommands.push_back(sub);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    std::ostringstream out, err;
+    int code = app.exit(error, out, err);
+    if (!out.str().empty()) console.Line(out.str().substr(0, out.str().size() - 1));
+    if (!err.str().empty()) console.Error(err.str().substr(0, err.str().size() - 1));
+    // CLI11 exits 0 for --help and --version; anything else is a usage error.
+    return code == 0 ? ToInt(ExitCode::kOk) : ToInt(ExitCode::kInvalidInput);
+  }
+  console.set_quiet(global.quiet);
+  for (size_t i = 0; i < subcommands.size(); ++i) {
+    if (subcommands[i]->parsed()) return ToInt(commands[i]->Run(global, console));
+  }
+  return ToInt(ExitCode::kInvalidInput);
+}
+
+}  // namespace stagegate::cli

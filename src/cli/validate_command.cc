@@ -1,0 +1,216 @@
+// `stagegate validate SCENARIO`: loads a scenario and everything it references, and prints either
+// its summary and fingerprint or every problem found.
+
+#include <map>
+#include <sstream>
+
+#include "base/strings.h"
+#include "cli/command.h"
+#include "manifest/bundle.h"
+#include "manifest/fingerprint.h"
+
+namespace stagegate::cli {
+
+namespace {
+
+using namespace manifest;  // NOLINT: a command file reads the manifest model throughout
+
+std::string Counts(const std::map<std::string, int>& counts) {
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : counts)
+    parts.push_back(name + " " + std::to_string(count));
+  return Join(parts, ", ");
+}
+
+std::string CapabilityList(const std::vector<Capability>& capabilities) {
+  std::vector<std::string> names;
+  for (Capability capability : capabilities)
+    names.emplace_back(NameOf(capability, kCapabilityNames));
+  return names.empty() ? "bare model" : Join(names, " + ");
+}
+
+std::string DescribeLoad(const LoadPhase& phase) {
+  std::string text;
+  if (!phase.rate_levels.empty()) {
+    std::vector<std::string> levels;
+    for (double level : phase.rate_levels)
+      levels.push_back(FormatNumber(level));
+    text = "rates " + Join(levels, ", ") + " /s (" + NameOf(phase.arrival, kArrivalNames) + ")";
+  } else if (!phase.concurrency_levels.empty()) {
+    std::vector<std::string> levels;
+    for (int64_t level : phase.concurrency_levels)
+      levels.push_back(std::to_string(level));
+    text = "concurrencies " + Join(levels, ", ");
+  } else if (phase.concurrency) {
+    text = "concurrency " + std::to_string(*phase.concurrency);
+  } else if (phase.rate) {
+    text =
+        std::string(NameOf(phase.arrival, kArrivalNames)) + " " + FormatNumber(*phase.rate) + "/s";
+    if (phase.burstiness) text += " (burstiness " + FormatNumber(*phase.burstiness) + ")";
+    if (phase.ramp_to) text += " ramping to " + FormatNumber(*phase.ramp_to) + "/s";
+    for (const Spike& spike : phase.spikes)
+      text += ", spike to " + FormatNumber(spike.rate) + "/s at " + FormatNumber(spike.at_s) +
+              " s for " + FormatNumber(spike.duration_s) + " s";
+  }
+  if (phase.duration_s)
+    text +=
+        (phase.rate_levels.empty() && phase.concurrency_levels.empty() ? ", " : ", each level ") +
+        FormatNumber(*phase.duration_s) + " s";
+  if (phase.requests) text += ", " + std::to_string(*phase.requests) + " requests";
+  if (phase.bisect > 0) text += ", bisect " + std::to_string(phase.bisect);
+  return text;
+}
+
+void PrintCorpus(console::Console& out, const Corpus& corpus) {
+  int restricted = 0;
+  for (const Document& document : corpus.documents)
+    restricted += document.access.empty() ? 0 : 1;
+  out.Line("corpus       " + corpus.name + " " + corpus.version + " (" + corpus.dir + "), owner " +
+           corpus.owner);
+  out.Line("             " + std::to_string(corpus.tasks.size()) + " tasks, " +
+           std::to_string(corpus.personas.size()) + " personas, " +
+           std::to_string(corpus.documents.size()) + " documents (" + std::to_string(restricted) +
+           " restricted), " + std::to_string(corpus.tools.size()) + " tools");
+  std::map<std::string, int> by_category, by_persona, by_need;
+  for (const Task& task : corpus.tasks) {
+    ++by_category[task.category];
+    ++by_persona[task.persona.name];
+    if (task.needs.empty()) ++by_need["none"];
+    for (Capability need : task.needs)
+      ++by_need[NameOf(need, kCapabilityNames)];
+  }
+  out.Line("  by category  " + Counts(by_category));
+  out.Line("  by persona   " + Counts(by_persona));
+  out.Line("  by need      " + Counts(by_need));
+}
+
+int TasksSent(const Corpus* corpus, const EffectiveStage& stage) {
+  if (!corpus) return 0;
+  int count = 0;
+  for (const Task& task : corpus->tasks)
+    count += stage.tasks == TaskSelection::kAll || Covers(stage.capabilities, task.needs) ? 1 : 0;
+  return count;
+}
+
+void PrintSummary(console::Console& out, const Bundle& bundle, const Fingerprint& fingerprint) {
+  const Scenario& s = bundle.scenario;
+  const Corpus* corpus = bundle.corpus ? &*bundle.corpus : nullptr;
+  out.Line("scenario     " + s.name + " (" + s.file + "), seed " + std::to_string(s.seed));
+  out.Line("manifest     model " + s.manifest.model + " " + s.manifest.model_version +
+           (s.manifest.hardware.empty() ? "" : "; hardware " + s.manifest.hardware) +
+           (s.manifest.serving_stack.empty() ? "" : "; serving " + s.manifest.serving_stack));
+  const Target& t = s.target;
+  out.Line("target       " + std::string(NameOf(t.kind, kTargetKindNames)) +
+           (t.kind == TargetKind::kSim ? " (profile " + t.sim_profile + ")" : " " + t.base_url) +
+           ", model " + t.model + ", " + NameOf(t.endpoint, kEndpointNames) + ", " +
+           (t.stream ? "streaming" : "not streaming (no TTFT or ITL can be measured)"));
+  std::vector<EffectiveStage> stages = EffectiveStages(s);
+  if (corpus) PrintCorpus(out, *corpus);
+  if (s.input.source == InputSource::kSynthetic)
+    out.Line("input        synthetic: " + FormatNumber(s.input.input_tokens->mean) + " ± " +
+             FormatNumber(s.input.input_tokens->std) + " tokens in, " +
+             FormatNumber(s.input.output_tokens->mean) + " ± " +
+             FormatNumber(s.input.output_tokens->std) + " out" +
+             (s.input.extra_body.empty() ? "" : ", extra " + s.input.extra_body.dump()));
+  if (bundle.rubric) {
+    std::vector<std::string> criteria;
+    for (const Criterion& c : bundle.rubric->criteria)
+      criteria.push_back(c.id + (c.hard ? " (hard)" : " " + FormatNumber(c.weight)));
+    out.Line("rubric       " + bundle.rubric->id + ": " + Join(criteria, ", "));
+  }
+  out.Line("stages       in order, each adding to the one before:");
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const EffectiveStage& stage = stages[i];
+    std::vector<std::string> phases;
+    for (PhaseKind kind : stage.phases)
+      phases.emplace_back(NameOf(kind, kPhaseNames));
+    std::string line = "  " + std::to_string(i + 1) + ". " + stage.name + ": " +
+                       CapabilityList(stage.capabilities) + "; phases " + Join(phases, ", ");
+    if (corpus) line += "; " + std::to_string(TasksSent(corpus, stage)) + " tasks";
+    out.Line(line);
+  }
+  out.Line("phases");
+  for (const LoadPhase& phase : s.phases)
+    out.Line("  " + std::string(NameOf(phase.kind, kPhaseNames)) +
+             std::string(10 - std::string(NameOf(phase.kind, kPhaseNames)).size(), ' ') +
+             DescribeLoad(phase));
+
+  std::vector<std::string> latency;
+  for (const LatencyThreshold& t : s.thresholds.latency)
+    latency.push_back(std::string(NameOf(t.metric, kLatencyMetricNames)) + " p" +
+                      FormatNumber(t.percentile) + " <= " + FormatNumber(t.max_ms) + " ms");
+  latency.push_back("completion >= " + FormatNumber(s.thresholds.completion_rate * 100, 2) + "%");
+  out.Line("condition 1  responsiveness (steady and burst of the final stage): " +
+           Join(latency, "; "));
+  if (bundle.rubric) {
+    const QualityThresholds& q = s.quality;
+    std::string text = "quality: " + std::to_string(q.samples_at_rest) + " answers at rest + " +
+                       std::to_string(q.samples_under_load) + " under load, " +
+                       std::to_string(q.reviewers_per_answer) + " reviewers each, at least " +
+                       std::to_string(q.min_scored_answers) +
+                       " scored, agreement >= " + FormatNumber(q.min_agreement);
+    if (q.min_mean) text += ", mean >= " + FormatNumber(*q.min_mean);
+    if (q.min_pass_rate) text += ", pass rate >= " + FormatNumber(*q.min_pass_rate * 100, 2) + "%";
+    for (const auto& [ref, floor] : q.criterion_floors)
+      text += ", " + ref.name + " >= " + FormatNumber(floor);
+    for (const Ref& ref : q.hard_criteria)
+      text += ", " + ref.name + " must pass";
+    out.Line("condition 2  " + text);
+  } else {
+    out.Line("condition 2  quality: no rubric; condition 2 will stay pending");
+  }
+  std::vector<std::string> statuses;
+  for (int64_t status : s.recovery.shed_statuses)
+    statuses.push_back(std::to_string(status));
+  out.Line("condition 3  recoverability: shed with " + Join(statuses, "/") +
+           (s.recovery.require_retry_after ? " and Retry-After" : "") + " within " +
+           FormatNumber(s.recovery.max_shed_latency_ms) + " ms; recover within " +
+           FormatNumber(s.recovery.max_recovery_s) + " s; " +
+           std::to_string(s.faults.access_denial.size()) + " access-denial, " +
+           std::to_string(s.faults.tool_outage.size()) + " tool-outage probes");
+  out.Line("fingerprint  " + fingerprint.value);
+}
+
+class ValidateCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("scenario", scenario_, "The scenario file")->required();
+    app.add_flag("--json", json_, "Print the canonical scenario and fingerprint as JSON instead");
+  }
+
+  ExitCode Run(const GlobalOptions&, console::Console& console) override {
+    Diagnostics diagnostics;
+    std::optional<Bundle> bundle = LoadBundle(scenario_, diagnostics);
+    if (!bundle) {
+      for (const Diagnostic& diagnostic : diagnostics.Sorted())
+        console.Error(diagnostic.ToString());
+      size_t count = diagnostics.Sorted().size();
+      console.Error(std::to_string(count) + (count == 1 ? " problem" : " problems") + " in " +
+                    scenario_ + " and the files it names");
+      return ExitCode::kInvalidInput;
+    }
+    Fingerprint fingerprint = ComputeFingerprint(*bundle);
+    if (json_) {
+      nlohmann::json out = {{"fingerprint", fingerprint.value},
+                            {"corpus_sha256", fingerprint.corpus_sha},
+                            {"rubric_sha256", fingerprint.rubric_sha},
+                            {"scenario", CanonicalScenario(*bundle)}};
+      console.Line(out.dump(2));
+    } else {
+      PrintSummary(console, *bundle, fingerprint);
+    }
+    return ExitCode::kOk;
+  }
+
+ private:
+  std::string scenario_;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeValidateCommand() {
+  return std::make_unique<ValidateCommand>();
+}
+
+}  // namespace stagegate::cli

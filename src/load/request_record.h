@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace stagegate::load {
+
+/// How a request ended. Failures are outcomes, recorded as data, never exceptions.
+enum class Outcome {
+  kOk,
+  kHttpError,       // a status other than the ones below; the status is kept
+  kShed,            // 429 or 503; Retry-After is kept
+  kTimeout,         // connect, first token or total; which one is in error_message
+  kTransportError,  // curl's code and message are kept, never disguised as an HTTP status
+  kMalformedStream,
+  kCancelled,
+  kDenied,  // 401 or 403
+};
+
+std::string_view OutcomeName(Outcome outcome);
+std::optional<Outcome> OutcomeFromName(std::string_view name);
+
+/// Everything measured about one request. Times are nanoseconds from the run start on the
+/// steady clock; an absent time means that moment never came.
+struct RequestRecord {
+  int64_t id = 0;  // assigned by the store
+  std::string run_id;
+  int64_t phase_id = 0;
+  int64_t sequence = 0;  // position in the phase's schedule
+  std::string task_id;   // "" for a synthetic prompt
+  std::string persona;
+  int64_t intended_ns = 0;
+  std::optional<int64_t> sent_ns;
+  std::optional<int64_t> first_byte_ns;
+  std::optional<int64_t> first_token_ns;
+  std::optional<int64_t> first_answer_ns;
+  std::optional<int64_t> end_ns;
+  Outcome outcome = Outcome::kOk;
+  std::optional<int64_t> http_status;
+  std::optional<int64_t> curl_code;
+  std::string error_message;
+  std::optional<double> retry_after_s;
+  std::optional<int64_t> input_tokens;
+  std::optional<int64_t> output_tokens;
+  std::string token_source;  // "usage" or "counted"
+  std::string finish_reason;
+  std::string answer_text;
+  std::string trace_id;
+};
+
+}  // namespace stagegate::load

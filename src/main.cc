@@ -1,0 +1,7 @@
+#include "cli/command.h"
+#include "console/console.h"
+
+int main(int argc, char** argv) {
+  stagegate::console::Console console = stagegate::console::Console::Standard();
+  return stagegate::cli::Main(argc, argv, console);
+}

@@ -1,0 +1,111 @@
+#include "manifest/bundle.h"
+
+#include "base/files.h"
+#include "base/strings.h"
+
+namespace stagegate::manifest {
+
+namespace {
+
+void CheckPersona(Diagnostics& diagnostics, const Corpus& corpus, const std::optional<Ref>& ref,
+                  const std::string& what) {
+  if (!ref || corpus.FindPersona(ref->name)) return;
+  diagnostics.Error(ref->pos, what + ": persona '" + ref->name + "' is not defined in the corpus" +
+                                  DidYouMean(ref->name, corpus.PersonaNames()));
+}
+
+void CheckTask(Diagnostics& diagnostics, const Corpus& corpus, const std::optional<Ref>& ref,
+               const std::string& what) {
+  if (!ref || corpus.FindTask(ref->name)) return;
+  diagnostics.Error(ref->pos, what + ": task '" + ref->name + "' is not defined in the corpus" +
+                                  DidYouMean(ref->name, corpus.TaskIds()));
+}
+
+void CheckAgainstCorpus(Diagnostics& diagnostics, const Scenario& scenario, const Corpus& corpus) {
+  for (const AccessDenialProbe& probe : scenario.faults.access_denial) {
+    const std::string what = "probe '" + probe.name + "'";
+    CheckPersona(diagnostics, corpus, probe.persona, what);
+    CheckPersona(diagnostics, corpus, probe.positive_control, what);
+    CheckTask(diagnostics, corpus, probe.task, what);
+  }
+  for (const ToolOutageProbe& probe : scenario.faults.tool_outage) {
+    const std::string what = "probe '" + probe.name + "'";
+    CheckPersona(diagnostics, corpus, probe.persona, what);
+    CheckTask(diagnostics, corpus, probe.task, what);
+  }
+  for (const Stage& stage : scenario.stages) {
+    if (stage.tools.value_or(false) && corpus.tools.empty())
+      diagnostics.Error(
+          stage.pos,
+          "stage '" + stage.name + "' sends tool definitions, but the corpus has no tools.yaml");
+  }
+}
+
+void CheckAgainstRubric(Diagnostics& diagnostics, const Scenario& scenario, const Rubric& rubric,
+                        const Corpus* corpus) {
+  const std::vector<std::string> ids = rubric.CriterionIds();
+  for (const auto& [ref, floor] : scenario.quality.criterion_floors) {
+    const Criterion* criterion = rubric.Find(ref.name);
+    if (!criterion) {
+      diagnostics.Error(ref.pos, "criterion '" + ref.name + "' is not in rubric '" + rubric.id +
+                                     "'" + DidYouMean(ref.name, ids));
+    } else if (floor < static_cast<double>(criterion->min_level()) ||
+               floor > static_cast<double>(criterion->max_level())) {
+      diagnostics.Error(ref.pos, "the floor of '" + ref.name + "' must be between " +
+                                     std::to_string(criterion->min_level()) + " and " +
+                                     std::to_string(criterion->max_level()) + ", got " +
+                                     FormatNumber(floor));
+    }
+  }
+  for (const Ref& ref : scenario.quality.hard_criteria) {
+    const Criterion* criterion = rubric.Find(ref.name);
+    if (!criterion) {
+      diagnostics.Error(ref.pos, "criterion '" + ref.name + "' is not in rubric '" + rubric.id +
+                                     "'" + DidYouMean(ref.name, ids));
+    } else if (!criterion->hard) {
+      diagnostics.Error(ref.pos,
+                        "criterion '" + ref.name +
+                            "' is listed as hard, but the rubric does not mark it 'hard: true'");
+    }
+  }
+  if (!corpus) return;
+  for (const Task& task : corpus->tasks) {
+    if (task.rubric && task.rubric->name != rubric.id)
+      diagnostics.Error(task.rubric->pos, "task '" + task.id + "': rubric '" + task.rubric->name +
+                                              "' is not defined (the scenario's rubric is '" +
+                                              rubric.id + "')");
+  }
+}
+
+}  // namespace
+
+std::optional<Bundle> LoadBundle(const std::string& path, Diagnostics& diagnostics) {
+  const size_t errors_before = diagnostics.size();
+  std::optional<Scenario> scenario = ReadScenario(path, diagnostics);
+  if (!scenario) return std::nullopt;
+  Bundle bundle{.scenario = std::move(*scenario)};
+  const Scenario& s = bundle.scenario;
+  if (!s.corpus.empty()) {
+    if (!IsDirectory(s.corpus.resolved)) {
+      diagnostics.Error(s.corpus.pos, "corpus '" + s.corpus.written + "' not found: no folder " +
+                                          s.corpus.resolved);
+    } else {
+      bundle.corpus = LoadCorpus(s.corpus.resolved, diagnostics);
+    }
+  }
+  if (!s.rubric.empty()) {
+    if (!IsRegularFile(s.rubric.resolved)) {
+      diagnostics.Error(s.rubric.pos, "rubric '" + s.rubric.written + "' not found: no file " +
+                                          s.rubric.resolved);
+    } else {
+      bundle.rubric = LoadRubric(s.rubric.resolved, diagnostics);
+    }
+  }
+  if (bundle.corpus) CheckAgainstCorpus(diagnostics, s, *bundle.corpus);
+  if (bundle.rubric)
+    CheckAgainstRubric(diagnostics, s, *bundle.rubric, bundle.corpus ? &*bundle.corpus : nullptr);
+  if (diagnostics.size() != errors_before) return std::nullopt;
+  return bundle;
+}
+
+}  // namespace stagegate::manifest

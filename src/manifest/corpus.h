@@ -1,0 +1,98 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/capability.h"
+#include "manifest/diagnostics.h"
+#include "manifest/scenario.h"
+
+namespace stagegate::manifest {
+
+struct Persona {
+  std::string name;
+  SourcePos pos;
+  std::string description;
+  std::string token_env;  // the variable's name; the token itself is never stored
+  std::vector<std::string> groups;
+};
+
+struct ChatMessage {
+  std::string role;
+  std::string content;
+};
+
+enum class CheckKind { kContains, kNotContains, kRegex, kToolCalled, kRefusal, kJsonKeys };
+
+inline constexpr EnumName<CheckKind> kCheckKindNames[] = {
+    {CheckKind::kContains, "contains"}, {CheckKind::kNotContains, "not_contains"},
+    {CheckKind::kRegex, "regex"},       {CheckKind::kToolCalled, "tool_called"},
+    {CheckKind::kRefusal, "refusal"},   {CheckKind::kJsonKeys, "json_keys"},
+};
+
+/// An automated check on an answer; reported apart from reviewers' scores.
+struct Check {
+  CheckKind kind = CheckKind::kContains;
+  SourcePos pos;
+  std::string text;               // contains, not_contains, regex, tool_called
+  bool expect_refusal = true;     // refusal
+  std::vector<std::string> keys;  // json_keys
+};
+
+struct Task {
+  std::string id;
+  SourcePos pos;
+  std::string prompt;  // exactly one of prompt and messages is set
+  std::vector<ChatMessage> messages;
+  Ref persona;
+  std::string category;
+  std::vector<Capability> needs;
+  std::string reference;
+  std::vector<Check> checks;
+  std::optional<Ref> rubric;
+  std::string approved_by;
+  std::string source;
+};
+
+struct Document {
+  std::string id;
+  SourcePos pos;
+  std::string title;
+  std::vector<std::string> access;  // empty: every persona may read it
+  std::string canary;               // set when access is
+  std::string body;
+};
+
+/// An OpenAI function definition; `parameters` is a JSON Schema, passed through as written.
+struct ToolDefinition {
+  std::string name;
+  SourcePos pos;
+  std::string description;
+  nlohmann::json parameters;
+};
+
+struct Corpus {
+  std::string dir;
+  std::string name;
+  std::string version;
+  std::string owner;
+  std::string description;
+  std::vector<Persona> personas;
+  std::vector<ToolDefinition> tools;
+  std::vector<Task> tasks;
+  std::vector<Document> documents;
+
+  const Task* FindTask(const std::string& id) const;
+  const Persona* FindPersona(const std::string& name) const;
+  std::vector<std::string> TaskIds() const;
+  std::vector<std::string> PersonaNames() const;
+};
+
+/// Loads the corpus in `dir` (corpus.yaml, personas.yaml, tools.yaml, tasks/*.yaml, docs/*.md) and
+/// checks it on its own: unique ids, personas defined, canaries present and unique. Every problem
+/// goes to `diagnostics`; the result is nullopt when there was any.
+std::optional<Corpus> LoadCorpus(const std::string& dir, Diagnostics& diagnostics);
+
+}  // namespace stagegate::manifest

@@ -1,0 +1,312 @@
+#include "manifest/fingerprint.h"
+
+#include "base/files.h"
+#include "base/hashing.h"
+
+namespace stagegate::manifest {
+
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json Optional(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json Names(const std::vector<Capability>& capabilities) {
+  json names = json::array();
+  for (Capability capability : capabilities)
+    names.push_back(NameOf(capability, kCapabilityNames));
+  return names;
+}
+
+json RefJson(const std::optional<Ref>& ref) {
+  return ref ? json(ref->name) : json(nullptr);
+}
+
+json PhaseJson(const LoadPhase& phase) {
+  json spikes = json::array();
+  for (const Spike& spike : phase.spikes)
+    spikes.push_back(
+        {{"at_s", spike.at_s}, {"duration_s", spike.duration_s}, {"rate", spike.rate}});
+  return {
+      {"kind", NameOf(phase.kind, kPhaseNames)},
+      {"rate", Optional(phase.rate)},
+      {"concurrency", Optional(phase.concurrency)},
+      {"rates", phase.rate_levels},
+      {"concurrencies", phase.concurrency_levels},
+      {"bisect", phase.bisect},
+      {"arrival", NameOf(phase.arrival, kArrivalNames)},
+      {"burstiness", Optional(phase.burstiness)},
+      {"ramp_to", Optional(phase.ramp_to)},
+      {"spikes", spikes},
+      {"max_concurrency", Optional(phase.max_concurrency)},
+      {"on_full", NameOf(phase.on_full, kOnFullNames)},
+      {"duration_s", Optional(phase.duration_s)},
+      {"requests", Optional(phase.requests)},
+      {"grace_s", phase.grace_s},
+      {"window_s", phase.window_s},
+  };
+}
+
+json StageJson(const Stage& stage) {
+  json phases = json::array();
+  for (PhaseKind kind : stage.phases)
+    phases.push_back(NameOf(kind, kPhaseNames));
+  return {
+      {"name", stage.name},
+      {"capabilities", Names(stage.capabilities)},
+      {"base_url", Optional(stage.base_url)},
+      {"path", Optional(stage.path)},
+      {"headers", stage.headers},
+      {"body", stage.body},
+      {"persona_credentials", Optional(stage.persona_credentials)},
+      {"tools", Optional(stage.tools)},
+      {"phases", phases},
+      {"tasks", NameOf(stage.tasks, kTaskSelectionNames)},
+  };
+}
+
+json TokensJson(const std::optional<TokenDistribution>& tokens) {
+  if (!tokens) return nullptr;
+  return {{"mean", tokens->mean}, {"std", tokens->std}};
+}
+
+json HttpCallJson(const HttpCall& call) {
+  return {{"method", call.method}, {"url", call.url}, {"body", call.body}};
+}
+
+json FaultsJson(const FaultControls& faults) {
+  json denial = json::array();
+  for (const AccessDenialProbe& p : faults.access_denial) {
+    denial.push_back({{"name", p.name},
+                      {"credentials", NameOf(p.credentials, kCredentialsNames)},
+                      {"persona", RefJson(p.persona)},
+                      {"task", RefJson(p.task)},
+                      {"prompt", p.prompt},
+                      {"expect_status", p.expect_status},
+                      {"expect_answer", p.expect_answer},
+                      {"positive_control", RefJson(p.positive_control)},
+                      {"repeat", p.repeat}});
+  }
+  json outage = json::array();
+  for (const ToolOutageProbe& p : faults.tool_outage) {
+    const Actuator& a = p.actuator;
+    json actuator = {{"kind", NameOf(a.kind, kActuatorKindNames)}};
+    if (a.kind == ActuatorKind::kProxy) {
+      actuator.update({{"mode", NameOf(a.mode, kProxyModeNames)},
+                       {"delay_ms", a.delay_ms},
+                       {"status", a.status},
+                       {"bytes_per_s", a.bytes_per_s}});
+    } else if (a.kind == ActuatorKind::kCommand) {
+      actuator.update({{"inject", a.inject_command}, {"restore", a.restore_command}});
+    } else {
+      actuator.update(
+          {{"inject", HttpCallJson(a.inject_http)}, {"restore", HttpCallJson(a.restore_http)}});
+    }
+    outage.push_back(
+        {{"name", p.name},
+         {"task", RefJson(p.task)},
+         {"prompt", p.prompt},
+         {"persona", RefJson(p.persona)},
+         {"actuator", actuator},
+         {"requests", {{"before", p.before}, {"during", p.during}, {"after", p.after}}},
+         {"answer_within_ms", p.answer_within_ms},
+         {"expect_answer", p.expect_answer},
+         {"must_not", p.must_not},
+         {"recover_within_s", p.recover_within_s}});
+  }
+  return {{"access_denial", denial}, {"tool_outage", outage}};
+}
+
+json ThresholdsJson(const Scenario& s) {
+  json latency = json::array();
+  for (const LatencyThreshold& t : s.thresholds.latency)
+    latency.push_back({{"metric", NameOf(t.metric, kLatencyMetricNames)},
+                       {"percentile", t.percentile},
+                       {"max_ms", t.max_ms}});
+  return {{"latency", latency}, {"completion_rate", s.thresholds.completion_rate}};
+}
+
+json QualityJson(const QualityThresholds& q) {
+  json floors = json::object();
+  for (const auto& [ref, floor] : q.criterion_floors)
+    floors[ref.name] = floor;
+  json hard = json::array();
+  for (const Ref& ref : q.hard_criteria)
+    hard.push_back(ref.name);
+  return {{"samples", {{"at_rest", q.samples_at_rest}, {"under_load", q.samples_under_load}}},
+          {"reviewers_per_answer", q.reviewers_per_answer},
+          {"min_scored_answers", q.min_scored_answers},
+          {"min_agreement", q.min_agreement},
+          {"min_mean", Optional(q.min_mean)},
+          {"min_pass_rate", Optional(q.min_pass_rate)},
+          {"criterion_floors", floors},
+          {"hard_criteria", hard}};
+}
+
+}  // namespace
+
+json CanonicalCorpus(const Corpus& corpus) {
+  json personas = json::array();
+  for (const Persona& p : corpus.personas)
+    personas.push_back({{"name", p.name},
+                        {"description", p.description},
+                        {"token_env", p.token_env},
+                        {"groups", p.groups}});
+  json tools = json::array();
+  for (const ToolDefinition& t : corpus.tools)
+    tools.push_back(
+        {{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}});
+  json tasks = json::array();
+  for (const Task& t : corpus.tasks) {
+    json messages = json::array();
+    for (const ChatMessage& m : t.messages)
+      messages.push_back({{"role", m.role}, {"content", m.content}});
+    json checks = json::array();
+    for (const Check& c : t.checks) {
+      json check = {{"kind", NameOf(c.kind, kCheckKindNames)}};
+      if (c.kind == CheckKind::kRefusal)
+        check["refusal"] = c.expect_refusal;
+      else if (c.kind == CheckKind::kJsonKeys)
+        check["keys"] = c.keys;
+      else
+        check["text"] = c.text;
+      checks.push_back(check);
+    }
+    tasks.push_back({{"id", t.id},
+                     {"prompt", t.prompt},
+                     {"messages", messages},
+                     {"persona", t.persona.name},
+                     {"category", t.category},
+                     {"needs", Names(t.needs)},
+                     {"reference", t.reference},
+                     {"checks", checks},
+                     {"rubric", RefJson(t.rubric)},
+                     {"approved_by", t.approved_by},
+                     {"source", t.source}});
+  }
+  json documents = json::array();
+  for (const Document& d : corpus.documents)
+    documents.push_back({{"id", d.id},
+                         {"title", d.title},
+                         {"access", d.access},
+                         {"canary", d.canary},
+                         {"body", d.body}});
+  return {{"name", corpus.name},   {"version", corpus.version},
+          {"owner", corpus.owner}, {"description", corpus.description},
+          {"personas", personas},  {"tools", tools},
+          {"tasks", tasks},        {"documents", documents}};
+}
+
+json CanonicalRubric(const Rubric& rubric) {
+  json criteria = json::array();
+  for (const Criterion& c : rubric.criteria) {
+    json scale = json::object();
+    for (const auto& [level, anchor] : c.scale)
+      scale[std::to_string(level)] = anchor;
+    criteria.push_back({{"id", c.id},
+                        {"question", c.question},
+                        {"weight", c.weight},
+                        {"hard", c.hard},
+                        {"floor", c.floor},
+                        {"scale", scale}});
+  }
+  return {{"id", rubric.id},
+          {"title", rubric.title},
+          {"criteria", criteria},
+          {"pass_rule",
+           {{"min_weighted_mean", Optional(rubric.pass_rule.min_weighted_mean)},
+            {"min_each", Optional(rubric.pass_rule.min_each)}}}};
+}
+
+json CanonicalScenario(const Bundle& bundle) {
+  const Scenario& s = bundle.scenario;
+  const ManifestFacts& m = s.manifest;
+  const Target& t = s.target;
+  json stages = json::array();
+  for (const Stage& stage : s.stages)
+    stages.push_back(StageJson(stage));
+  json phases = json::array();
+  for (const LoadPhase& phase : s.phases)
+    phases.push_back(PhaseJson(phase));
+  json corpus = nullptr;
+  if (bundle.corpus)
+    corpus = {{"name", bundle.corpus->name},
+              {"version", bundle.corpus->version},
+              {"sha256", Sha256Hex(CanonicalCorpus(*bundle.corpus).dump())}};
+  json rubric = nullptr;
+  if (bundle.rubric)
+    rubric = {{"id", bundle.rubric->id},
+              {"sha256", Sha256Hex(CanonicalRubric(*bundle.rubric).dump())}};
+  // A sim profile named by path enters by its content, like the corpus.
+  std::string profile = t.sim_profile;
+  if (profile != "default" && profile != "fast") {
+    Result<std::string> text = ReadFile(profile);
+    profile = "sha256:" + (text.ok() ? Sha256Hex(*text) : std::string("unreadable"));
+  }
+  json target = {{"kind", NameOf(t.kind, kTargetKindNames)},
+                 {"sim_profile", profile},
+                 {"base_url", t.base_url},
+                 {"api_key_env", t.api_key_env},
+                 {"metrics_url", t.metrics_url},
+                 {"model", t.model},
+                 {"endpoint", NameOf(t.endpoint, kEndpointNames)},
+                 {"stream", t.stream},
+                 {"timeouts",
+                  {{"connect_ms", t.timeouts.connect_ms},
+                   {"first_token_ms", t.timeouts.first_token_ms},
+                   {"total_ms", t.timeouts.total_ms}}}};
+  return {
+      {"format", 1},
+      {"name", s.name},
+      {"manifest",
+       {{"model", m.model},
+        {"model_version", m.model_version},
+        {"hardware", m.hardware},
+        {"serving_stack", m.serving_stack},
+        {"sampling",
+         {{"temperature", Optional(m.temperature)},
+          {"top_p", Optional(m.top_p)},
+          {"max_tokens", Optional(m.max_tokens)}}}}},
+      {"seed", s.seed},
+      {"corpus", corpus},
+      {"rubric", rubric},
+      {"target", target},
+      {"stages", stages},
+      {"input",
+       {{"source", NameOf(s.input.source, kInputSourceNames)},
+        {"input_tokens", TokensJson(s.input.input_tokens)},
+        {"output_tokens", TokensJson(s.input.output_tokens)},
+        {"extra_body", s.input.extra_body}}},
+      {"phases", phases},
+      {"thresholds", ThresholdsJson(s)},
+      {"quality", QualityJson(s.quality)},
+      {"recovery",
+       {{"shed_statuses", s.recovery.shed_statuses},
+        {"require_retry_after", s.recovery.require_retry_after},
+        {"max_shed_latency_ms", s.recovery.max_shed_latency_ms},
+        {"max_recovery_s", s.recovery.max_recovery_s}}},
+      {"faults", FaultsJson(s.faults)},
+      {"on_stage_failure", NameOf(s.on_stage_failure, kOnStageFailureNames)},
+      {"triage",
+       {{"tool_failure_patterns", s.triage.tool_failure_patterns},
+        {"refusal_patterns", s.triage.refusal_patterns}}},
+      {"telemetry",
+       {{"scrape_interval_ms", s.telemetry.scrape_interval_ms},
+        {"gpu", NameOf(s.telemetry.gpu, kGpuTelemetryNames)},
+        {"dcgm_url", s.telemetry.dcgm_url}}},
+  };
+}
+
+Fingerprint ComputeFingerprint(const Bundle& bundle) {
+  json canonical = CanonicalScenario(bundle);
+  Fingerprint fingerprint;
+  fingerprint.value = Sha256Hex(canonical.dump());
+  if (!canonical["corpus"].is_null()) fingerprint.corpus_sha = canonical["corpus"]["sha256"];
+  if (!canonical["rubric"].is_null()) fingerprint.rubric_sha = canonical["rubric"]["sha256"];
+  return fingerprint;
+}
+
+}  // namespace stagegate::manifest

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "manifest/bundle.h"
+
+namespace stagegate::manifest {
+
+/// The canonical forms: every field with its resolved value, no source positions, and paths
+/// replaced by the content of what they name. nlohmann::json keeps object keys sorted, so dump()
+/// of these is canonical.
+nlohmann::json CanonicalCorpus(const Corpus& corpus);
+nlohmann::json CanonicalRubric(const Rubric& rubric);
+/// The scenario, with `corpus` and `rubric` entered as {name/id, version, sha256} of their
+/// canonical forms. `description` (prose) and `baseline`
+/// (what to compare with, not what is measured) are left out.
+nlohmann::json CanonicalScenario(const Bundle& bundle);
+
+struct Fingerprint {
+  std::string value;       // sha256 of CanonicalScenario(bundle).dump()
+  std::string corpus_sha;  // "" without a corpus
+  std::string rubric_sha;  // "" without a rubric
+};
+
+/// Identifies a configuration: two runs are comparable only when their fingerprints match.
+Fingerprint ComputeFingerprint(const Bundle& bundle);
+
+}  // namespace stagegate::manifest

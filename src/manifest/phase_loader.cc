@@ -1,0 +1,185 @@
+#include "manifest/phase_loader.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "base/strings.h"
+
+namespace stagegate::manifest {
+
+namespace {
+
+std::vector<Spike> ReadSpikes(const YamlFile& file, const YAML::Node& node) {
+  std::vector<Spike> spikes;
+  if (!node.IsSequence()) {
+    file.Error(node, "'spikes' must be a list, got " + Describe(node));
+    return spikes;
+  }
+  for (const YAML::Node& item : node) {
+    MapReader map(file, item, "spike");
+    Spike spike;
+    spike.at_s = map.Number("at_s", Need::kRequired, kNonNegative).value_or(0);
+    spike.duration_s = map.Number("duration_s", Need::kRequired, kPositive).value_or(0);
+    spike.rate = map.Number("rate", Need::kRequired, kPositive).value_or(0);
+    map.Finish();
+    spikes.push_back(spike);
+  }
+  return spikes;
+}
+
+template <typename T>
+std::vector<T> ReadLevels(const YamlFile& file, const YAML::Node& node, const std::string& key) {
+  std::vector<T> levels;
+  if (!node.IsDefined()) return levels;
+  if (!node.IsSequence() || node.size() == 0) {
+    file.Error(node, "'" + key + "' must be a non-empty list of numbers, got " + Describe(node));
+    return levels;
+  }
+  for (const YAML::Node& item : node) {
+    std::optional<double> value;
+    if constexpr (std::is_integral_v<T>) {
+      if (auto integer = ReadInteger(file, item, "a level of '" + key + "'", {.min = 1}))
+        value = static_cast<double>(*integer);
+    } else {
+      value = ReadNumber(file, item, "a level of '" + key + "'", kPositive);
+    }
+    if (!value) continue;
+    if (!levels.empty() && *value <= static_cast<double>(levels.back())) {
+      file.Error(item, "the levels of '" + key + "' must rise, but " + FormatNumber(*value) +
+                           " follows " + FormatNumber(static_cast<double>(levels.back())));
+      continue;
+    }
+    levels.push_back(static_cast<T>(*value));
+  }
+  return levels;
+}
+
+std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const YAML::Node& node) {
+  const std::string name = NameOf(kind, kPhaseNames);
+  MapReader map(file, node, "phase '" + name + "'");
+  if (!map.valid()) return std::nullopt;
+  LoadPhase phase;
+  phase.kind = kind;
+  phase.pos = map.pos();
+  const bool sweep = kind == PhaseKind::kSweep;
+
+  YAML::Node rate = map.Get("rate");
+  YAML::Node concurrency = map.Get("concurrency");
+  YAML::Node rates = map.Get("rates");
+  YAML::Node concurrencies = map.Get("concurrencies");
+  if (rate.IsDefined()) phase.rate = ReadNumber(file, rate, "'rate'", kPositive);
+  if (concurrency.IsDefined())
+    phase.concurrency = ReadInteger(file, concurrency, "'concurrency'", {.min = 1});
+  phase.rate_levels = ReadLevels<double>(file, rates, "rates");
+  phase.concurrency_levels = ReadLevels<int64_t>(file, concurrencies, "concurrencies");
+
+  if (sweep) {
+    for (const auto& [node_of, key] : {std::pair{rate, "rate"}, {concurrency, "concurrency"}}) {
+      if (node_of.IsDefined())
+        file.Error(node_of, std::string("a sweep gives its levels as 'rates' or 'concurrencies', "
+                                        "not '") +
+                                key + "'");
+    }
+    if (rates.IsDefined() && concurrencies.IsDefined()) {
+      file.Error(concurrencies, "give either 'rates' or 'concurrencies', not both");
+    } else if (!rates.IsDefined() && !concurrencies.IsDefined()) {
+      file.Error(phase.pos, "phase 'sweep': give its levels as 'rates' or 'concurrencies'");
+    }
+  } else {
+    for (const auto& [node_of, key] :
+         {std::pair{rates, "rates"}, {concurrencies, "concurrencies"}}) {
+      if (node_of.IsDefined())
+        file.Error(node_of, std::string("'") + key + "' applies only to a sweep");
+    }
+    if (rate.IsDefined() && concurrency.IsDefined()) {
+      file.Error(concurrency, "give either 'rate' or 'concurrency', not both");
+    } else if (!rate.IsDefined() && !concurrency.IsDefined()) {
+      file.Error(phase.pos, "phase '" + name +
+                                "': give either 'rate' (open loop) or 'concurrency' (closed loop)");
+    }
+  }
+  const bool closed_loop = concurrency.IsDefined() || concurrencies.IsDefined();
+
+  YAML::Node bisect = map.Get("bisect");
+  if (bisect.IsDefined()) {
+    if (!sweep) file.Error(bisect, "'bisect' applies only to a sweep");
+    phase.bisect = ReadInteger(file, bisect, "'bisect'", {.min = 0, .max = 10}).value_or(0);
+  }
+
+  YAML::Node arrival = map.Get("arrival");
+  YAML::Node burstiness = map.Get("burstiness");
+  YAML::Node ramp_to = map.Get("ramp_to");
+  YAML::Node spikes = map.Get("spikes");
+  YAML::Node max_concurrency = map.Get("max_concurrency");
+  YAML::Node on_full = map.Get("on_full");
+  if (arrival.IsDefined())
+    phase.arrival =
+        ReadEnum(file, arrival, "'arrival'", kArrivalNames).value_or(Arrival::kConstant);
+  if (burstiness.IsDefined())
+    phase.burstiness = ReadNumber(file, burstiness, "'burstiness'", kPositive);
+  if (ramp_to.IsDefined()) phase.ramp_to = ReadNumber(file, ramp_to, "'ramp_to'", kPositive);
+  if (spikes.IsDefined()) phase.spikes = ReadSpikes(file, spikes);
+  if (max_concurrency.IsDefined())
+    phase.max_concurrency = ReadInteger(file, max_concurrency, "'max_concurrency'", {.min = 1});
+  if (on_full.IsDefined())
+    phase.on_full = ReadEnum(file, on_full, "'on_full'", kOnFullNames).value_or(OnFull::kQueue);
+  if (closed_loop) {
+    for (const auto& [node_of, key] : {std::pair{arrival, "arrival"},
+                                       {burstiness, "burstiness"},
+                                       {ramp_to, "ramp_to"},
+                                       {spikes, "spikes"},
+                                       {max_concurrency, "max_concurrency"},
+                                       {on_full, "on_full"}}) {
+      if (node_of.IsDefined())
+        file.Error(node_of, std::string("'") + key +
+                                "' applies only to an open-loop phase (one with a rate)");
+    }
+  } else {
+    if (phase.arrival == Arrival::kGamma && !burstiness.IsDefined() && arrival.IsDefined())
+      file.Error(arrival, "arrival 'gamma' needs 'burstiness' (its shape; 1 is Poisson)");
+    if (burstiness.IsDefined() && phase.arrival != Arrival::kGamma)
+      file.Error(burstiness, "'burstiness' applies only to arrival 'gamma'");
+    if (on_full.IsDefined() && !max_concurrency.IsDefined())
+      file.Error(on_full, "'on_full' applies only with 'max_concurrency'");
+  }
+
+  YAML::Node duration = map.Get("duration_s");
+  YAML::Node requests = map.Get("requests");
+  if (duration.IsDefined())
+    phase.duration_s = ReadNumber(file, duration, "'duration_s'", kPositive);
+  if (requests.IsDefined()) phase.requests = ReadInteger(file, requests, "'requests'", {.min = 1});
+  if (!duration.IsDefined() && !requests.IsDefined())
+    file.Error(phase.pos, "phase '" + name + "': give 'duration_s', 'requests' or both");
+  if (phase.duration_s) {
+    for (const Spike& spike : phase.spikes) {
+      if (spike.at_s + spike.duration_s > *phase.duration_s)
+        file.Error(spikes, "a spike ends at " + FormatNumber(spike.at_s + spike.duration_s) +
+                               " s, after the phase's " + FormatNumber(*phase.duration_s) + " s");
+    }
+  }
+  phase.grace_s = map.Number("grace_s", Need::kOptional, kNonNegative).value_or(phase.grace_s);
+  YAML::Node window = map.Get("window_s");
+  if (window.IsDefined()) {
+    if (kind != PhaseKind::kRecovery) file.Error(window, "'window_s' applies only to recovery");
+    phase.window_s = ReadNumber(file, window, "'window_s'", kPositive).value_or(phase.window_s);
+  }
+  map.Finish();
+  return phase;
+}
+
+}  // namespace
+
+std::vector<LoadPhase> ReadPhases(const YamlFile& file, const YAML::Node& node) {
+  std::vector<LoadPhase> phases;
+  MapReader map(file, node, "phases");
+  for (const EnumName<PhaseKind>& entry : kPhaseNames) {
+    YAML::Node value = map.Get(entry.name);
+    if (!value.IsDefined()) continue;
+    if (std::optional<LoadPhase> phase = ReadPhase(file, entry.value, value))
+      phases.push_back(*phase);
+  }
+  map.Finish();
+  return phases;
+}
+
+}  // namespace stagegate::manifest

@@ -1,0 +1,328 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/capability.h"
+#include "manifest/diagnostics.h"
+
+namespace stagegate::manifest {
+
+/// A name as written in a manifest, with where it was written: cross-references (a task's persona,
+/// a probe's task) are checked after every file is loaded, and their errors point here.
+struct Ref {
+  std::string name;
+  SourcePos pos;
+};
+
+/// A path as written in a manifest, and resolved against the folder of the file that wrote it.
+struct PathRef {
+  std::string written;
+  std::string resolved;
+  SourcePos pos;
+
+  bool empty() const { return written.empty(); }
+};
+
+/// Facts about the system under test, recorded verbatim in every report and compared between runs.
+struct ManifestFacts {
+  std::string model;
+  std::string model_version;
+  std::string hardware;
+  std::string serving_stack;
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::optional<int64_t> max_tokens;
+};
+
+enum class TargetKind { kSim, kOpenAi };
+enum class Endpoint { kChat, kCompletions };
+
+struct Timeouts {
+  int64_t connect_ms = 2000;
+  int64_t first_token_ms = 15000;
+  int64_t total_ms = 60000;
+};
+
+struct Target {
+  TargetKind kind = TargetKind::kSim;
+  std::string sim_profile = "default";  // kind sim: default, fast, or a resolved profile path
+  std::string base_url;                 // kind openai
+  std::string api_key_env;              // the variable's name; the key itself is never stored
+  std::string metrics_url;
+  std::string model;  // sent in requests
+  Endpoint endpoint = Endpoint::kChat;
+  bool stream = true;
+  Timeouts timeouts;
+};
+
+enum class PhaseKind { kWarmup, kSteady, kBurst, kSweep, kOverload, kRecovery };
+enum class TaskSelection { kCovered, kAll };
+
+/// One configuration of the application, as an overlay on the target and the stages before it.
+/// Unset optionals inherit; see EffectiveStages().
+struct Stage {
+  std::string name;
+  SourcePos pos;
+  std::vector<Capability> capabilities;
+  std::optional<std::string> base_url;
+  std::optional<std::string> path;
+  std::map<std::string, std::string> headers;
+  nlohmann::json body = nlohmann::json::object();
+  std::optional<bool> persona_credentials;
+  std::optional<bool> tools;
+  std::vector<PhaseKind> phases;  // empty: every phase the scenario defines
+  TaskSelection tasks = TaskSelection::kCovered;
+};
+
+enum class Arrival { kConstant, kPoisson, kGamma };
+enum class OnFull { kQueue, kDrop };
+
+struct Spike {
+  double at_s = 0;
+  double duration_s = 0;
+  double rate = 0;
+};
+
+/// A load pattern inside a stage. Exactly one of rate and concurrency is set (for a sweep, one of
+/// rate_levels and concurrency_levels); at least one of duration_s and requests.
+struct LoadPhase {
+  PhaseKind kind = PhaseKind::kSteady;
+  SourcePos pos;
+  std::optional<double> rate;
+  std::optional<int64_t> concurrency;
+  std::vector<double> rate_levels;
+  std::vector<int64_t> concurrency_levels;
+  int64_t bisect = 0;  // sweep: extra levels tried between the last pass and the first failure
+  Arrival arrival = Arrival::kConstant;
+  std::optional<double> burstiness;  // gamma shape
+  std::optional<double> ramp_to;
+  std::vector<Spike> spikes;
+  std::optional<int64_t> max_concurrency;
+  OnFull on_full = OnFull::kQueue;
+  std::optional<double> duration_s;
+  std::optional<int64_t> requests;
+  double grace_s = 5;
+  double window_s = 5;  // recovery: the rolling window the recovery time is measured over
+};
+
+struct TokenDistribution {
+  double mean = 0;
+  double std = 0;
+};
+
+enum class InputSource { kCorpus, kSynthetic };
+
+struct InputSpec {
+  InputSource source = InputSource::kCorpus;
+  std::optional<TokenDistribution> input_tokens;
+  std::optional<TokenDistribution> output_tokens;
+  nlohmann::json extra_body = nlohmann::json::object();
+};
+
+enum class LatencyMetric { kTtft, kTtst, kItl, kTpot, kE2e, kCorrected, kScheduleLag };
+
+struct LatencyThreshold {
+  LatencyMetric metric = LatencyMetric::kTtft;
+  double percentile = 95;
+  double max_ms = 0;
+};
+
+/// Condition 1.
+struct Thresholds {
+  std::vector<LatencyThreshold> latency;
+  double completion_rate = 0.99;
+};
+
+/// Condition 2.
+struct QualityThresholds {
+  int64_t samples_at_rest = 20;
+  int64_t samples_under_load = 20;
+  int64_t reviewers_per_answer = 2;
+  int64_t min_scored_answers = 30;
+  double min_agreement = 0.6;
+  std::optional<double> min_mean;
+  std::optional<double> min_pass_rate;
+  std::vector<std::pair<Ref, double>> criterion_floors;
+  std::vector<Ref> hard_criteria;
+};
+
+/// Condition 3, the overload part.
+struct RecoveryPolicy {
+  std::vector<int64_t> shed_statuses = {429, 503};
+  bool require_retry_after = true;
+  double max_shed_latency_ms = 500;
+  double max_recovery_s = 30;
+};
+
+enum class Credentials { kPersona, kNone, kInvalid };
+
+struct AccessDenialProbe {
+  std::string name;
+  SourcePos pos;
+  Credentials credentials = Credentials::kPersona;
+  std::optional<Ref> persona;
+  std::optional<Ref> task;
+  std::string prompt;
+  std::vector<int64_t> expect_status;
+  std::string expect_answer;
+  std::optional<Ref> positive_control;
+  int64_t repeat = 1;
+};
+
+enum class ActuatorKind { kProxy, kCommand, kHttp };
+enum class ProxyMode { kRefuse, kReset, kDelay, kHang, kStatus, kTrickle };
+
+struct HttpCall {
+  std::string method = "POST";
+  std::string url;
+  nlohmann::json body;  // null: no body
+};
+
+struct Actuator {
+  ActuatorKind kind = ActuatorKind::kProxy;
+  ProxyMode mode = ProxyMode::kRefuse;
+  int64_t delay_ms = 0;
+  int64_t status = 503;
+  int64_t bytes_per_s = 16;
+  std::string inject_command;
+  std::string restore_command;
+  HttpCall inject_http;
+  HttpCall restore_http;
+};
+
+struct ToolOutageProbe {
+  std::string name;
+  SourcePos pos;
+  std::optional<Ref> task;
+  std::string prompt;
+  std::optional<Ref> persona;
+  Actuator actuator;
+  int64_t before = 2;
+  int64_t during = 4;
+  int64_t after = 2;
+  double answer_within_ms = 10000;
+  std::string expect_answer;
+  std::string must_not;
+  double recover_within_s = 10;
+};
+
+struct FaultControls {
+  std::vector<AccessDenialProbe> access_denial;
+  std::vector<ToolOutageProbe> tool_outage;
+};
+
+enum class OnStageFailure { kContinue, kStop };
+
+struct TriageRules {
+  std::vector<std::string> tool_failure_patterns = {"tool .* unavailable", "could not reach",
+                                                    "service is unavailable"};
+  std::vector<std::string> refusal_patterns = {"not (authori[sz]ed|permitted)", "cannot share",
+                                               "don't have access", "do not have access"};
+};
+
+enum class GpuTelemetry { kAuto, kOff, kDcgm };
+
+struct Telemetry {
+  int64_t scrape_interval_ms = 1000;
+  GpuTelemetry gpu = GpuTelemetry::kAuto;
+  std::string dcgm_url;
+};
+
+/// A loaded scenario: every default applied, every path resolved against the scenario's folder.
+struct Scenario {
+  std::string file;  // as the user named it
+  std::string name;
+  std::string description;
+  ManifestFacts manifest;
+  uint64_t seed = 0;
+  PathRef corpus;  // a folder
+  PathRef rubric;  // a file
+  Target target;
+  std::vector<Stage> stages;
+  InputSpec input;
+  std::vector<LoadPhase> phases;  // in PhaseKind order
+  Thresholds thresholds;
+  QualityThresholds quality;
+  RecoveryPolicy recovery;
+  FaultControls faults;
+  OnStageFailure on_stage_failure = OnStageFailure::kContinue;
+  TriageRules triage;
+  Telemetry telemetry;
+  std::string baseline;
+
+  const LoadPhase* FindPhase(PhaseKind kind) const;
+};
+
+/// What a stage sends once the stages before it are applied: overlays accumulate in order.
+struct EffectiveStage {
+  std::string name;
+  std::vector<Capability> capabilities;  // this stage's and every earlier stage's
+  std::string base_url;
+  std::string path;
+  std::map<std::string, std::string> headers;
+  nlohmann::json body;
+  bool persona_credentials = false;
+  bool tools = false;
+  std::vector<PhaseKind> phases;
+  TaskSelection tasks = TaskSelection::kCovered;
+};
+
+std::vector<EffectiveStage> EffectiveStages(const Scenario& scenario);
+
+/// Loads and checks one scenario file. Every problem goes to `diagnostics`; the result is nullopt
+/// when there was any. Referenced files (corpus, rubric) are not opened here: see LoadBundle.
+std::optional<Scenario> LoadScenario(const std::string& path, Diagnostics& diagnostics);
+
+/// As LoadScenario, but returns what could be read even when there were problems (nullopt only
+/// when the file could not be read or parsed), so that LoadBundle can go on to check the files it
+/// references and report their problems in the same pass.
+std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagnostics);
+
+inline constexpr EnumName<PhaseKind> kPhaseNames[] = {
+    {PhaseKind::kWarmup, "warmup"},     {PhaseKind::kSteady, "steady"},
+    {PhaseKind::kBurst, "burst"},       {PhaseKind::kSweep, "sweep"},
+    {PhaseKind::kOverload, "overload"}, {PhaseKind::kRecovery, "recovery"},
+};
+inline constexpr EnumName<TargetKind> kTargetKindNames[] = {{TargetKind::kSim, "sim"},
+                                                            {TargetKind::kOpenAi, "openai"}};
+inline constexpr EnumName<Endpoint> kEndpointNames[] = {{Endpoint::kChat, "chat"},
+                                                        {Endpoint::kCompletions, "completions"}};
+inline constexpr EnumName<TaskSelection> kTaskSelectionNames[] = {
+    {TaskSelection::kCovered, "covered"}, {TaskSelection::kAll, "all"}};
+inline constexpr EnumName<Arrival> kArrivalNames[] = {
+    {Arrival::kConstant, "constant"}, {Arrival::kPoisson, "poisson"}, {Arrival::kGamma, "gamma"}};
+inline constexpr EnumName<OnFull> kOnFullNames[] = {{OnFull::kQueue, "queue"},
+                                                    {OnFull::kDrop, "drop"}};
+inline constexpr EnumName<InputSource> kInputSourceNames[] = {
+    {InputSource::kCorpus, "corpus"}, {InputSource::kSynthetic, "synthetic"}};
+inline constexpr EnumName<LatencyMetric> kLatencyMetricNames[] = {
+    {LatencyMetric::kTtft, "ttft"},
+    {LatencyMetric::kTtst, "ttst"},
+    {LatencyMetric::kItl, "itl"},
+    {LatencyMetric::kTpot, "tpot"},
+    {LatencyMetric::kE2e, "e2e"},
+    {LatencyMetric::kCorrected, "corrected"},
+    {LatencyMetric::kScheduleLag, "schedule_lag"},
+};
+inline constexpr EnumName<Credentials> kCredentialsNames[] = {{Credentials::kPersona, "persona"},
+                                                              {Credentials::kNone, "none"},
+                                                              {Credentials::kInvalid, "invalid"}};
+inline constexpr EnumName<ActuatorKind> kActuatorKindNames[] = {{ActuatorKind::kProxy, "proxy"},
+                                                                {ActuatorKind::kCommand, "command"},
+                                                                {ActuatorKind::kHttp, "http"}};
+inline constexpr EnumName<ProxyMode> kProxyModeNames[] = {
+    {ProxyMode::kRefuse, "refuse"}, {ProxyMode::kReset, "reset"},
+    {ProxyMode::kDelay, "delay"},   {ProxyMode::kHang, "hang"},
+    {ProxyMode::kStatus, "status"}, {ProxyMode::kTrickle, "trickle"},
+};
+inline constexpr EnumName<OnStageFailure> kOnStageFailureNames[] = {
+    {OnStageFailure::kContinue, "continue"}, {OnStageFailure::kStop, "stop"}};
+inline constexpr EnumName<GpuTelemetry> kGpuTelemetryNames[] = {
+    {GpuTelemetry::kAuto, "auto"}, {GpuTelemetry::kOff, "off"}, {GpuTelemetry::kDcgm, "dcgm"}};
+
+}  // namespace stagegate::manifest

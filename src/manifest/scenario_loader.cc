@@ -1,0 +1,498 @@
+// Reads a scenario file into the Scenario model. The keys each reader asks for are the schema; see
+// docs/formats.md for the annotated example.
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+#include "base/files.h"
+#include "base/strings.h"
+#include "manifest/fault_loader.h"
+#include "manifest/patterns.h"
+#include "manifest/phase_loader.h"
+#include "manifest/scenario.h"
+
+namespace stagegate::manifest {
+
+namespace {
+
+bool IsIdentifier(const std::string& text, const char* extra) {
+  if (text.empty()) return false;
+  return std::all_of(text.begin(), text.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr(extra, c) != nullptr;
+  });
+}
+
+std::optional<std::string> ReadName(MapReader& map, const std::string& key, Need need) {
+  YAML::Node node = map.Get(key, need);
+  if (!node.IsDefined()) return std::nullopt;
+  std::optional<std::string> name = ReadString(map.file(), node, "'" + key + "'");
+  if (name && !IsIdentifier(*name, "-_.")) {
+    map.file().Error(
+        node, "'" + key + "' may hold only letters, digits, '-', '_' and '.', got '" + *name + "'");
+    return std::nullopt;
+  }
+  return name;
+}
+
+void ReadEnvName(MapReader& map, const std::string& key, std::string& out) {
+  YAML::Node node = map.Get(key);
+  if (!node.IsDefined()) return;
+  std::optional<std::string> name = ReadString(map.file(), node, "'" + key + "'");
+  if (!name) return;
+  if (!IsIdentifier(*name, "_") || std::isdigit(static_cast<unsigned char>((*name)[0]))) {
+    map.file().Error(
+        node,
+        "'" + key + "' names an environment variable (like OPENAI_API_KEY), got '" + *name + "'");
+    return;
+  }
+  out = *name;
+}
+
+std::optional<std::string> ReadUrl(MapReader& map, const std::string& key, Need need) {
+  YAML::Node node = map.Get(key, need);
+  if (!node.IsDefined()) return std::nullopt;
+  std::optional<std::string> url = ReadString(map.file(), node, "'" + key + "'");
+  if (url && !url->starts_with("http://") && !url->starts_with("https://")) {
+    map.file().Error(node, "'" + key + "' must be an http:// or https:// URL, got '" + *url + "'");
+    return std::nullopt;
+  }
+  return url;
+}
+
+ManifestFacts ReadManifestFacts(const YamlFile& file, const YAML::Node& node) {
+  ManifestFacts facts;
+  MapReader map(file, node, "manifest");
+  facts.model = map.String("model", Need::kRequired).value_or("");
+  facts.model_version = map.String("model_version", Need::kRequired).value_or("");
+  facts.hardware = map.String("hardware").value_or("");
+  facts.serving_stack = map.String("serving_stack").value_or("");
+  YAML::Node sampling = map.Get("sampling");
+  if (sampling.IsDefined()) {
+    MapReader sample(file, sampling, "sampling");
+    facts.temperature = sample.Number("temperature", Need::kOptional, {.min = 0, .max = 2});
+    facts.top_p = sample.Number("top_p", Need::kOptional, kProbability);
+    facts.max_tokens = sample.Integer("max_tokens", Need::kOptional, {.min = 1});
+    sample.Finish();
+  }
+  map.Finish();
+  return facts;
+}
+
+Target ReadTarget(const YamlFile& file, const YAML::Node& node, const ManifestFacts& facts) {
+  Target target;
+  MapReader map(file, node, "target");
+  target.kind = map.Enum("kind", kTargetKindNames, Need::kRequired).value_or(TargetKind::kSim);
+  const bool sim = target.kind == TargetKind::kSim;
+  YAML::Node profile = map.Get("sim_profile");
+  if (profile.IsDefined()) {
+    if (!sim) file.Error(profile, "'sim_profile' applies only to target kind sim");
+    std::string name = ReadString(file, profile, "'sim_profile'").value_or("default");
+    if (name == "default" || name == "fast") {
+      target.sim_profile = name;
+    } else {
+      target.sim_profile = ResolveRelativeTo(file.path(), name);
+      if (!IsRegularFile(target.sim_profile))
+        file.Error(profile, "sim profile '" + name + "' not found: no file " + target.sim_profile +
+                                " (or use default or fast)");
+    }
+  }
+  YAML::Node base_url = map.Get("base_url", sim ? Need::kOptional : Need::kRequired);
+  YAML::Node api_key = map.Get("api_key_env");
+  if (sim) {
+    for (const auto& [node_of, key] : {std::pair{base_url, "base_url"}, {api_key, "api_key_env"}}) {
+      if (node_of.IsDefined())
+        file.Error(node_of, std::string("'") + key +
+                                "' applies only to target kind openai (the sim runs in-process)");
+    }
+  } else {
+    target.base_url = ReadUrl(map, "base_url", Need::kOptional).value_or("");
+    ReadEnvName(map, "api_key_env", target.api_key_env);
+  }
+  target.metrics_url = ReadUrl(map, "metrics_url", Need::kOptional).value_or("");
+  target.model = map.String("model").value_or(facts.model);
+  target.endpoint = map.Enum("endpoint", kEndpointNames).value_or(Endpoint::kChat);
+  target.stream = map.Bool("stream").value_or(true);
+  YAML::Node timeouts = map.Get("timeouts");
+  if (timeouts.IsDefined()) {
+    MapReader limits(file, timeouts, "timeouts");
+    Timeouts& t = target.timeouts;
+    t.connect_ms = limits.Integer("connect_ms", Need::kOptional, kPositive).value_or(t.connect_ms);
+    t.first_token_ms =
+        limits.Integer("first_token_ms", Need::kOptional, kPositive).value_or(t.first_token_ms);
+    t.total_ms = limits.Integer("total_ms", Need::kOptional, kPositive).value_or(t.total_ms);
+    limits.Finish();
+    if (t.first_token_ms > t.total_ms)
+      file.Error(timeouts, "'first_token_ms' (" + std::to_string(t.first_token_ms) +
+                               ") cannot exceed 'total_ms' (" + std::to_string(t.total_ms) + ")");
+  }
+  map.Finish();
+  return target;
+}
+
+std::vector<Stage> ReadStages(const YamlFile& file, const YAML::Node& node,
+                              const std::vector<LoadPhase>& phases) {
+  std::vector<Stage> stages;
+  if (!node.IsSequence() || node.size() == 0) {
+    file.Error(node, "'stages' must be a non-empty list of stages, got " + Describe(node));
+    return stages;
+  }
+  for (const YAML::Node& item : node) {
+    MapReader map(file, item, "stage");
+    if (!map.valid()) continue;
+    Stage stage;
+    stage.pos = map.pos();
+    stage.name = ReadName(map, "name", Need::kRequired).value_or("");
+    YAML::Node capabilities = map.Get("capabilities");
+    if (capabilities.IsDefined())
+      stage.capabilities = ReadCapabilities(file, capabilities, "'capabilities'")
+                               .value_or(std::vector<Capability>{});
+    if (auto url = ReadUrl(map, "base_url", Need::kOptional)) stage.base_url = url;
+    if (auto path = map.String("path")) {
+      if (!path->starts_with("/"))
+        file.Error(map.Get("path"), "'path' must start with '/', got '" + *path + "'");
+      stage.path = path;
+    }
+    YAML::Node headers = map.Get("headers");
+    if (headers.IsDefined()) {
+      if (!headers.IsMap())
+        file.Error(headers,
+                   "'headers' must be a mapping of names to values, got " + Describe(headers));
+      for (const auto& entry : headers.IsMap() ? headers : YAML::Node()) {
+        auto value = ReadString(file, entry.second, "header '" + entry.first.Scalar() + "'");
+        if (value) stage.headers[entry.first.Scalar()] = *value;
+      }
+    }
+    YAML::Node body = map.Get("body");
+    if (body.IsDefined()) {
+      if (!body.IsMap())
+        file.Error(body, "'body' must be a mapping of JSON fields, got " + Describe(body));
+      else
+        stage.body = ReadJson(file, body);
+    }
+    stage.persona_credentials = map.Bool("persona_credentials");
+    stage.tools = map.Bool("tools");
+    stage.tasks = map.Enum("tasks", kTaskSelectionNames).value_or(TaskSelection::kCovered);
+    YAML::Node stage_phases = map.Get("phases");
+    if (stage_phases.IsDefined() && !stage_phases.IsSequence())
+      file.Error(stage_phases,
+                 "'phases' must be a list of phase names, got " + Describe(stage_phases));
+    for (const YAML::Node& phase_node :
+         stage_phases.IsDefined() && stage_phases.IsSequence() ? stage_phases : YAML::Node()) {
+      std::optional<PhaseKind> kind = ReadEnum(file, phase_node, "a stage phase", kPhaseNames);
+      if (!kind) continue;
+      bool defined = std::any_of(phases.begin(), phases.end(),
+                                 [&](const LoadPhase& phase) { return phase.kind == *kind; });
+      if (!defined)
+        file.Error(phase_node, "stage '" + stage.name + "' runs phase '" + phase_node.Scalar() +
+                                   "', which 'phases' does not define");
+      else if (std::find(stage.phases.begin(), stage.phases.end(), *kind) != stage.phases.end())
+        file.Error(phase_node, "phase '" + phase_node.Scalar() + "' is listed twice");
+      else
+        stage.phases.push_back(*kind);
+    }
+    map.Finish();
+    for (const Stage& earlier : stages) {
+      if (!stage.name.empty() && earlier.name == stage.name) {
+        file.Error(stage.pos, "stage '" + stage.name + "' is listed twice (first at line " +
+                                  std::to_string(earlier.pos.line) + ")");
+      }
+    }
+    stages.push_back(std::move(stage));
+  }
+  return stages;
+}
+
+std::optional<TokenDistribution> ReadTokens(MapReader& parent, const std::string& key) {
+  YAML::Node node = parent.Get(key);
+  if (!node.IsDefined()) return std::nullopt;
+  MapReader map(parent.file(), node, "'" + key + "'");
+  TokenDistribution tokens;
+  tokens.mean = map.Number("mean", Need::kRequired, kPositive).value_or(1);
+  tokens.std = map.Number("std", Need::kOptional, kNonNegative).value_or(0);
+  map.Finish();
+  return tokens;
+}
+
+InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
+  InputSpec input;
+  MapReader map(file, node, "input");
+  input.source = map.Enum("source", kInputSourceNames).value_or(InputSource::kCorpus);
+  input.input_tokens = ReadTokens(map, "input_tokens");
+  input.output_tokens = ReadTokens(map, "output_tokens");
+  if (input.source == InputSource::kSynthetic) {
+    if (!input.input_tokens)
+      file.Error(map.pos(), "input: a synthetic source needs 'input_tokens'");
+    if (!input.output_tokens)
+      file.Error(map.pos(), "input: a synthetic source needs 'output_tokens'");
+  } else if (input.input_tokens) {
+    file.Error(map.Get("input_tokens"), "'input_tokens' applies only to source synthetic");
+  }
+  YAML::Node extra = map.Get("extra_body");
+  if (extra.IsDefined()) {
+    if (!extra.IsMap())
+      file.Error(extra, "'extra_body' must be a mapping of JSON fields, got " + Describe(extra));
+    else
+      input.extra_body = ReadJson(file, extra);
+  }
+  map.Finish();
+  return input;
+}
+
+Thresholds ReadThresholds(const YamlFile& file, const YAML::Node& node) {
+  Thresholds thresholds;
+  MapReader map(file, node, "thresholds");
+  YAML::Node latency = map.Get("latency");
+  if (latency.IsDefined() && !latency.IsSequence())
+    file.Error(latency, "'latency' must be a list of thresholds, got " + Describe(latency));
+  for (const YAML::Node& item :
+       latency.IsDefined() && latency.IsSequence() ? latency : YAML::Node()) {
+    MapReader entry(file, item, "latency threshold");
+    LatencyThreshold threshold;
+    threshold.metric =
+        entry.Enum("metric", kLatencyMetricNames, Need::kRequired).value_or(LatencyMetric::kTtft);
+    threshold.percentile =
+        entry.Number("percentile", Need::kRequired, {.min = 1, .max = 99}).value_or(95);
+    threshold.max_ms = entry.Number("max_ms", Need::kRequired, kPositive).value_or(0);
+    entry.Finish();
+    thresholds.latency.push_back(threshold);
+  }
+  thresholds.completion_rate = map.Number("completion_rate", Need::kOptional, kProbability)
+                                   .value_or(thresholds.completion_rate);
+  map.Finish();
+  return thresholds;
+}
+
+QualityThresholds ReadQuality(const YamlFile& file, const YAML::Node& node) {
+  QualityThresholds quality;
+  MapReader map(file, node, "quality");
+  YAML::Node samples = map.Get("samples");
+  if (samples.IsDefined()) {
+    MapReader counts(file, samples, "samples");
+    quality.samples_at_rest =
+        counts.Integer("at_rest", Need::kOptional, kNonNegative).value_or(quality.samples_at_rest);
+    quality.samples_under_load = counts.Integer("under_load", Need::kOptional, kNonNegative)
+                                     .value_or(quality.samples_under_load);
+    counts.Finish();
+  }
+  quality.reviewers_per_answer =
+      map.Integer("reviewers_per_answer", Need::kOptional, {.min = 1, .max = 100})
+          .value_or(quality.reviewers_per_answer);
+  quality.min_scored_answers = map.Integer("min_scored_answers", Need::kOptional, {.min = 1})
+                                   .value_or(quality.min_scored_answers);
+  quality.min_agreement = map.Number("min_agreement", Need::kOptional, {.min = -1, .max = 1})
+                              .value_or(quality.min_agreement);
+  quality.min_mean = map.Number("min_mean");
+  quality.min_pass_rate = map.Number("min_pass_rate", Need::kOptional, kProbability);
+  YAML::Node floors = map.Get("criterion_floors");
+  if (floors.IsDefined() && !floors.IsMap())
+    file.Error(floors,
+               "'criterion_floors' must map criterion ids to scores, got " + Describe(floors));
+  for (const auto& entry : floors.IsDefined() && floors.IsMap() ? floors : YAML::Node()) {
+    std::optional<double> floor =
+        ReadNumber(file, entry.second, "the floor of '" + entry.first.Scalar() + "'");
+    if (floor)
+      quality.criterion_floors.push_back(
+          {Ref{entry.first.Scalar(), file.Pos(entry.first)}, *floor});
+  }
+  YAML::Node hard = map.Get("hard_criteria");
+  if (hard.IsDefined()) {
+    if (!hard.IsSequence())
+      file.Error(hard, "'hard_criteria' must be a list of criterion ids, got " + Describe(hard));
+    for (const YAML::Node& item : hard.IsSequence() ? hard : YAML::Node()) {
+      if (auto id = ReadString(file, item, "a hard criterion"))
+        quality.hard_criteria.push_back({*id, file.Pos(item)});
+    }
+  }
+  map.Finish();
+  if (quality.samples_at_rest + quality.samples_under_load == 0)
+    file.Error(map.pos(),
+               "quality: 'samples' sends no answers to review (at_rest and under_load are both 0)");
+  return quality;
+}
+
+RecoveryPolicy ReadRecovery(const YamlFile& file, const YAML::Node& node) {
+  RecoveryPolicy policy;
+  MapReader map(file, node, "recovery");
+  YAML::Node statuses = map.Get("shed_statuses");
+  if (statuses.IsDefined()) {
+    policy.shed_statuses.clear();
+    if (!statuses.IsSequence())
+      file.Error(statuses,
+                 "'shed_statuses' must be a list of HTTP statuses, got " + Describe(statuses));
+    for (const YAML::Node& item : statuses.IsSequence() ? statuses : YAML::Node()) {
+      if (auto status = ReadInteger(file, item, "a shed status", {.min = 400, .max = 599}))
+        policy.shed_statuses.push_back(*status);
+    }
+  }
+  policy.require_retry_after = map.Bool("require_retry_after").value_or(policy.require_retry_after);
+  policy.max_shed_latency_ms = map.Number("max_shed_latency_ms", Need::kOptional, kPositive)
+                                   .value_or(policy.max_shed_latency_ms);
+  policy.max_recovery_s =
+      map.Number("max_recovery_s", Need::kOptional, kPositive).value_or(policy.max_recovery_s);
+  map.Finish();
+  return policy;
+}
+
+std::vector<std::string> ReadPatternList(MapReader& map, const std::string& key,
+                                         std::vector<std::string> fallback) {
+  YAML::Node node = map.Get(key);
+  if (!node.IsDefined()) return fallback;
+  std::vector<std::string> patterns;
+  if (!node.IsSequence()) {
+    map.file().Error(node, "'" + key + "' must be a list of patterns, got " + Describe(node));
+    return patterns;
+  }
+  for (const YAML::Node& item : node) {
+    if (auto pattern = ReadPattern(map.file(), item, "a pattern in '" + key + "'"))
+      patterns.push_back(*pattern);
+  }
+  return patterns;
+}
+
+TriageRules ReadTriage(const YamlFile& file, const YAML::Node& node) {
+  TriageRules rules;
+  MapReader map(file, node, "triage");
+  rules.tool_failure_patterns =
+      ReadPatternList(map, "tool_failure_patterns", rules.tool_failure_patterns);
+  rules.refusal_patterns = ReadPatternList(map, "refusal_patterns", rules.refusal_patterns);
+  map.Finish();
+  return rules;
+}
+
+Telemetry ReadTelemetry(const YamlFile& file, const YAML::Node& node) {
+  Telemetry telemetry;
+  MapReader map(file, node, "telemetry");
+  telemetry.scrape_interval_ms = map.Integer("scrape_interval_ms", Need::kOptional, kNonNegative)
+                                     .value_or(telemetry.scrape_interval_ms);
+  telemetry.gpu = map.Enum("gpu", kGpuTelemetryNames).value_or(GpuTelemetry::kAuto);
+  telemetry.dcgm_url = ReadUrl(map, "dcgm_url", Need::kOptional).value_or("");
+  if (telemetry.gpu == GpuTelemetry::kDcgm && telemetry.dcgm_url.empty())
+    file.Error(map.pos(), "telemetry: 'gpu: dcgm' needs 'dcgm_url'");
+  map.Finish();
+  return telemetry;
+}
+
+PathRef ReadPath(MapReader& map, const std::string& key) {
+  PathRef ref;
+  YAML::Node node = map.Get(key);
+  if (!node.IsDefined()) return ref;
+  ref.pos = map.file().Pos(node);
+  std::optional<std::string> path = ReadString(map.file(), node, "'" + key + "'");
+  if (!path) return ref;
+  ref.written = *path;
+  ref.resolved = ResolveRelativeTo(map.file().path(), *path);
+  return ref;
+}
+
+}  // namespace
+
+const LoadPhase* Scenario::FindPhase(PhaseKind kind) const {
+  for (const LoadPhase& phase : phases)
+    if (phase.kind == kind) return &phase;
+  return nullptr;
+}
+
+std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagnostics) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    diagnostics.Error({path, 0, 0}, text.status().code() == Status::Code::kNotFound
+                                        ? "scenario file not found"
+                                        : text.status().message());
+    return std::nullopt;
+  }
+  YamlFile file(path, diagnostics);
+  std::optional<YAML::Node> root = file.Parse(*text);
+  if (!root) return std::nullopt;
+
+  Scenario scenario;
+  scenario.file = path;
+  MapReader map(file, *root, "scenario");
+  if (!map.valid()) return std::nullopt;
+  scenario.name = ReadName(map, "name", Need::kRequired).value_or("");
+  scenario.description = map.String("description").value_or("");
+  YAML::Node facts = map.Get("manifest", Need::kRequired);
+  if (facts.IsDefined()) scenario.manifest = ReadManifestFacts(file, facts);
+  YAML::Node seed = map.Get("seed", Need::kRequired);
+  if (seed.IsDefined()) {
+    scenario.seed =
+        static_cast<uint64_t>(ReadInteger(file, seed, "'seed'", kNonNegative).value_or(0));
+  }
+  scenario.corpus = ReadPath(map, "corpus");
+  scenario.rubric = ReadPath(map, "rubric");
+  YAML::Node target = map.Get("target", Need::kRequired);
+  if (target.IsDefined()) scenario.target = ReadTarget(file, target, scenario.manifest);
+  YAML::Node input = map.Get("input");
+  if (input.IsDefined()) scenario.input = ReadInput(file, input);
+  YAML::Node phases = map.Get("phases", Need::kRequired);
+  if (phases.IsDefined()) scenario.phases = ReadPhases(file, phases);
+  YAML::Node stages = map.Get("stages", Need::kRequired);
+  if (stages.IsDefined()) scenario.stages = ReadStages(file, stages, scenario.phases);
+  YAML::Node thresholds = map.Get("thresholds", Need::kRequired);
+  if (thresholds.IsDefined()) scenario.thresholds = ReadThresholds(file, thresholds);
+  YAML::Node quality = map.Get("quality");
+  if (quality.IsDefined()) scenario.quality = ReadQuality(file, quality);
+  YAML::Node recovery = map.Get("recovery");
+  if (recovery.IsDefined()) scenario.recovery = ReadRecovery(file, recovery);
+  YAML::Node faults = map.Get("faults");
+  if (faults.IsDefined()) scenario.faults = ReadFaults(file, faults);
+  scenario.on_stage_failure =
+      map.Enum("on_stage_failure", kOnStageFailureNames).value_or(OnStageFailure::kContinue);
+  YAML::Node triage = map.Get("triage");
+  if (triage.IsDefined()) scenario.triage = ReadTriage(file, triage);
+  YAML::Node telemetry = map.Get("telemetry");
+  if (telemetry.IsDefined()) scenario.telemetry = ReadTelemetry(file, telemetry);
+  scenario.baseline = map.String("baseline").value_or("");
+  map.Finish();
+
+  bool needs_corpus = scenario.input.source == InputSource::kCorpus ||
+                      !scenario.faults.access_denial.empty() ||
+                      !scenario.faults.tool_outage.empty();
+  if (needs_corpus && scenario.corpus.empty())
+    file.Error(map.pos(),
+               "scenario: 'corpus' is required when the input source is the corpus or "
+               "fault probes are defined");
+  if (quality.IsDefined() && scenario.rubric.empty())
+    file.Error(map.pos(), "scenario: 'rubric' is required when 'quality' is given");
+
+  return scenario;
+}
+
+std::optional<Scenario> LoadScenario(const std::string& path, Diagnostics& diagnostics) {
+  const size_t errors_before = diagnostics.size();
+  std::optional<Scenario> scenario = ReadScenario(path, diagnostics);
+  if (diagnostics.size() != errors_before) return std::nullopt;
+  return scenario;
+}
+
+std::vector<EffectiveStage> EffectiveStages(const Scenario& scenario) {
+  std::vector<EffectiveStage> effective;
+  EffectiveStage current;
+  current.base_url = scenario.target.base_url;
+  current.path =
+      scenario.target.endpoint == Endpoint::kChat ? "/v1/chat/completions" : "/v1/completions";
+  current.body = nlohmann::json::object();
+  for (const Stage& stage : scenario.stages) {
+    current.name = stage.name;
+    for (Capability capability : stage.capabilities) {
+      if (!Covers(current.capabilities, {capability})) current.capabilities.push_back(capability);
+    }
+    if (stage.base_url) current.base_url = *stage.base_url;
+    if (stage.path) current.path = *stage.path;
+    for (const auto& [name, value] : stage.headers)
+      current.headers[name] = value;
+    current.body.merge_patch(stage.body);
+    if (stage.persona_credentials) current.persona_credentials = *stage.persona_credentials;
+    if (stage.tools) current.tools = *stage.tools;
+    current.tasks = stage.tasks;
+    current.phases = stage.phases;
+    if (current.phases.empty()) {
+      for (const LoadPhase& phase : scenario.phases)
+        current.phases.push_back(phase.kind);
+    }
+    effective.push_back(current);
+  }
+  return effective;
+}
+
+}  // namespace stagegate::manifest

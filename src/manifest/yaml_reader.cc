@@ -1,0 +1,279 @@
+#include "manifest/yaml_reader.h"
+
+#include <cassert>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "base/strings.h"
+
+namespace stagegate::manifest {
+
+namespace {
+
+bool IsQuoted(const YAML::Node& node) {
+  return node.Tag() == "!";
+}
+
+bool IsPresent(const YAML::Node& node) {
+  return node.IsDefined() && !node.IsNull();
+}
+
+std::optional<double> ParseDouble(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> ParseInteger(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (end != text.c_str() + text.size() || errno == ERANGE) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> ParseBool(const YAML::Node& node) {
+  bool value = false;
+  if (!YAML::convert<bool>::decode(node, value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+SourcePos YamlFile::Pos(const YAML::Node& node) const {
+  YAML::Mark mark = node.Mark();
+  if (mark.is_null()) return {path_, 0, 0};
+  return {path_, mark.line + first_line_, mark.column + 1};
+}
+
+void YamlFile::Error(const YAML::Node& node, std::string message) const {
+  diagnostics_->Error(Pos(node), std::move(message));
+}
+
+void YamlFile::Error(SourcePos pos, std::string message) const {
+  diagnostics_->Error(std::move(pos), std::move(message));
+}
+
+std::optional<YAML::Node> YamlFile::Parse(const std::string& text) const {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    SourcePos pos{path_, 0, 0};
+    if (!error.mark.is_null()) pos = {path_, error.mark.line + first_line_, error.mark.column + 1};
+    diagnostics_->Error(pos, "YAML syntax error: " + error.msg);
+    return std::nullopt;
+  }
+}
+
+std::string Describe(const YAML::Node& node) {
+  if (!IsPresent(node)) return "nothing";
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a mapping";
+  return "'" + node.Scalar() + "'";
+}
+
+std::optional<std::string> ReadString(const YamlFile& file, const YAML::Node& node,
+                                      std::string_view name) {
+  if (!node.IsScalar()) {
+    file.Error(node, std::string(name) + " must be a string, got " + Describe(node));
+    return std::nullopt;
+  }
+  return node.Scalar();
+}
+
+bool CheckRange(const YamlFile& file, const YAML::Node& node, std::string_view name, double value,
+                Range range) {
+  bool below = range.min && (range.min_exclusive ? value <= *range.min : value < *range.min);
+  bool above = range.max && value > *range.max;
+  if (!below && !above) return true;
+  std::string rule;
+  if (range.min && range.max) {
+    rule = "between " + FormatNumber(*range.min) + " and " + FormatNumber(*range.max);
+  } else if (range.min) {
+    rule = (range.min_exclusive ? "greater than " : "at least ") + FormatNumber(*range.min);
+  } else {
+    rule = "at most " + FormatNumber(*range.max);
+  }
+  file.Error(node, std::string(name) + " must be " + rule + ", got " + FormatNumber(value, 6));
+  return false;
+}
+
+std::optional<double> ReadNumber(const YamlFile& file, const YAML::Node& node,
+                                 std::string_view name, Range range) {
+  std::optional<double> value;
+  if (node.IsScalar() && !IsQuoted(node)) value = ParseDouble(node.Scalar());
+  if (!value) {
+    file.Error(node, std::string(name) + " must be a number, got " + Describe(node));
+    return std::nullopt;
+  }
+  if (!CheckRange(file, node, name, *value, range)) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> ReadInteger(const YamlFile& file, const YAML::Node& node,
+                                   std::string_view name, Range range) {
+  std::optional<int64_t> value;
+  if (node.IsScalar() && !IsQuoted(node)) value = ParseInteger(node.Scalar());
+  if (!value) {
+    file.Error(node, std::string(name) + " must be a whole number, got " + Describe(node));
+    return std::nullopt;
+  }
+  if (!CheckRange(file, node, name, static_cast<double>(*value), range)) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> ReadBool(const YamlFile& file, const YAML::Node& node, std::string_view name) {
+  std::optional<bool> value;
+  if (node.IsScalar() && !IsQuoted(node)) value = ParseBool(node);
+  if (!value) file.Error(node, std::string(name) + " must be true or false, got " + Describe(node));
+  return value;
+}
+
+std::optional<std::vector<std::string>> ReadStringList(const YamlFile& file, const YAML::Node& node,
+                                                       std::string_view name) {
+  if (!node.IsSequence()) {
+    file.Error(node, std::string(name) + " must be a list of strings, got " + Describe(node));
+    return std::nullopt;
+  }
+  std::vector<std::string> items;
+  bool ok = true;
+  for (const YAML::Node& item : node) {
+    std::optional<std::string> text = ReadString(file, item, std::string(name) + " item");
+    if (text) {
+      items.push_back(*text);
+    } else {
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return items;
+}
+
+std::optional<size_t> ReadEnumIndex(const YamlFile& file, const YAML::Node& node,
+                                    std::string_view name, const std::vector<std::string>& names) {
+  if (node.IsScalar()) {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (node.Scalar() == names[i]) return i;
+  }
+  std::string message =
+      std::string(name) + " must be one of " + Join(names, ", ") + ", got " + Describe(node);
+  if (node.IsScalar()) message += DidYouMean(node.Scalar(), names);
+  file.Error(node, message);
+  return std::nullopt;
+}
+
+nlohmann::json ReadJson(const YamlFile& file, const YAML::Node& node) {
+  if (!IsPresent(node)) return nullptr;
+  if (node.IsSequence()) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const YAML::Node& item : node)
+      array.push_back(ReadJson(file, item));
+    return array;
+  }
+  if (node.IsMap()) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) {
+        file.Error(entry.first, "mapping keys must be strings");
+        continue;
+      }
+      object[entry.first.Scalar()] = ReadJson(file, entry.second);
+    }
+    return object;
+  }
+  const std::string& text = node.Scalar();
+  if (IsQuoted(node)) return text;
+  if (std::optional<int64_t> integer = ParseInteger(text)) return *integer;
+  if (std::optional<double> number = ParseDouble(text)) return *number;
+  if (std::optional<bool> flag = ParseBool(node)) return *flag;
+  return text;
+}
+
+MapReader::MapReader(const YamlFile& file, const YAML::Node& node, std::string what)
+    : file_(&file), node_(node), what_(std::move(what)) {
+  if (!node.IsMap()) {
+    file.Error(node, what_ + " must be a mapping, got " + Describe(node));
+    return;
+  }
+  valid_ = true;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) {
+      file.Error(entry.first, "mapping keys must be strings, got " + Describe(entry.first));
+      continue;
+    }
+    bool duplicate = false;
+    for (const auto& [key, value] : entries_) {
+      if (key.Scalar() == entry.first.Scalar()) {
+        file.Error(entry.first, "duplicate key '" + entry.first.Scalar() + "' (first at line " +
+                                    std::to_string(file.Pos(key).line) + ")");
+        duplicate = true;
+        break;
+      }
+    }
+    if (!duplicate) entries_.emplace_back(entry.first, entry.second);
+  }
+}
+
+MapReader::~MapReader() {
+  assert((finished_ || !valid_) && "MapReader::Finish() was not called");
+}
+
+YAML::Node MapReader::Get(const std::string& key, Need need) {
+  known_.push_back(key);
+  for (const auto& [key_node, value] : entries_) {
+    if (key_node.Scalar() != key) continue;
+    if (IsPresent(value)) return value;
+    if (need == Need::kRequired) file_->Error(key_node, "'" + key + "' needs a value");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+  if (valid_ && need == Need::kRequired)
+    file_->Error(node_, what_ + ": missing required key '" + key + "'");
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+std::optional<std::string> MapReader::String(const std::string& key, Need need) {
+  YAML::Node value = Get(key, need);
+  if (!value.IsDefined()) return std::nullopt;
+  return ReadString(*file_, value, "'" + key + "'");
+}
+
+std::optional<double> MapReader::Number(const std::string& key, Need need, Range range) {
+  YAML::Node value = Get(key, need);
+  if (!value.IsDefined()) return std::nullopt;
+  return ReadNumber(*file_, value, "'" + key + "'", range);
+}
+
+std::optional<int64_t> MapReader::Integer(const std::string& key, Need need, Range range) {
+  YAML::Node value = Get(key, need);
+  if (!value.IsDefined()) return std::nullopt;
+  return ReadInteger(*file_, value, "'" + key + "'", range);
+}
+
+std::optional<bool> MapReader::Bool(const std::string& key, Need need) {
+  YAML::Node value = Get(key, need);
+  if (!value.IsDefined()) return std::nullopt;
+  return ReadBool(*file_, value, "'" + key + "'");
+}
+
+std::optional<std::vector<std::string>> MapReader::StringList(const std::string& key, Need need) {
+  YAML::Node value = Get(key, need);
+  if (!value.IsDefined()) return std::nullopt;
+  return ReadStringList(*file_, value, "'" + key + "'");
+}
+
+void MapReader::Finish() {
+  finished_ = true;
+  for (const auto& [key_node, value] : entries_) {
+    const std::string& key = key_node.Scalar();
+    if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
+    file_->Error(key_node, "unknown key '" + key + "'" + DidYouMean(key, known_));
+  }
+}
+
+}  // namespace stagegate::manifest

@@ -1,0 +1,160 @@
+#include "store/schema.h"
+
+#include <string>
+#include <vector>
+
+namespace stagegate::store {
+
+namespace {
+
+// Each entry moves the store from version i to i + 1. Never edit a released migration: stores in
+// the field were written by it. Add a new one instead (tests/testdata/store/ keeps a store of each
+// older version to prove they still open).
+const std::vector<std::string>& Migrations() {
+  static const std::vector<std::string> kMigrations = {
+      // 1: runs, their phases, and the requests measured in them.
+      R"sql(
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        scenario_name TEXT NOT NULL,
+        scenario_file TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        corpus_version TEXT NOT NULL DEFAULT '',
+        scenario_json TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'resumed', 'failed')),
+        started_unix_ms INTEGER NOT NULL,
+        finished_unix_ms INTEGER
+      );
+      CREATE TABLE phases (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        stage TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        level REAL,
+        config_json TEXT NOT NULL DEFAULT '{}',
+        started_ns INTEGER,
+        ended_ns INTEGER,
+        status TEXT NOT NULL DEFAULT 'pending',
+        UNIQUE (run_id, ordinal)
+      );
+      CREATE TABLE requests (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        phase_id INTEGER NOT NULL REFERENCES phases(id) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL,
+        task_id TEXT NOT NULL DEFAULT '',
+        persona TEXT NOT NULL DEFAULT '',
+        intended_ns INTEGER NOT NULL,
+        sent_ns INTEGER,
+        first_byte_ns INTEGER,
+        first_token_ns INTEGER,
+        first_answer_ns INTEGER,
+        end_ns INTEGER,
+        outcome TEXT NOT NULL,
+        http_status INTEGER,
+        curl_code INTEGER,
+        error_message TEXT NOT NULL DEFAULT '',
+        retry_after_s REAL,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        token_source TEXT NOT NULL DEFAULT '',
+        finish_reason TEXT NOT NULL DEFAULT '',
+        answer_text TEXT NOT NULL DEFAULT ''
+      );
+      CREATE INDEX requests_by_phase ON requests(phase_id, sequence);
+      )sql",
+      // 2: trace ids on requests; chunk timings; the tables of telemetry, fault controls and
+      // independent review.
+      R"sql(
+      ALTER TABLE requests ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';
+      CREATE TABLE chunks (
+        request_id INTEGER NOT NULL REFERENCES requests(id) ON DELETE CASCADE,
+        times_ns TEXT NOT NULL,
+        PRIMARY KEY (request_id)
+      );
+      CREATE TABLE answers (
+        request_id INTEGER PRIMARY KEY REFERENCES requests(id) ON DELETE CASCADE,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        condition TEXT NOT NULL CHECK (condition IN ('at_rest', 'under_load')),
+        tool_calls_json TEXT NOT NULL DEFAULT '[]',
+        server_timing TEXT NOT NULL DEFAULT ''
+      );
+      CREATE TABLE telemetry_samples (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        t_ns INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        series TEXT NOT NULL,
+        labels TEXT NOT NULL DEFAULT '',
+        value REAL NOT NULL
+      );
+      CREATE INDEX telemetry_by_time ON telemetry_samples(run_id, t_ns);
+      CREATE TABLE fault_results (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        probe TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('access_denial', 'tool_outage')),
+        step TEXT NOT NULL,
+        request_id INTEGER REFERENCES requests(id) ON DELETE SET NULL,
+        verdict TEXT NOT NULL,
+        evidence_json TEXT NOT NULL DEFAULT '{}'
+      );
+      CREATE TABLE review_items (
+        item_id TEXT PRIMARY KEY,
+        export_id TEXT NOT NULL,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        request_id INTEGER NOT NULL REFERENCES requests(id) ON DELETE CASCADE,
+        reviewer TEXT NOT NULL,
+        calibration INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (export_id, request_id, reviewer)
+      );
+      CREATE TABLE scores (
+        item_id TEXT NOT NULL REFERENCES review_items(item_id) ON DELETE CASCADE,
+        reviewer TEXT NOT NULL,
+        criterion TEXT NOT NULL,
+        value INTEGER NOT NULL,
+        seconds REAL,
+        source TEXT NOT NULL DEFAULT 'reviewer',
+        imported_unix_ms INTEGER NOT NULL,
+        PRIMARY KEY (item_id, reviewer, criterion)
+      );
+      )sql",
+  };
+  return kMigrations;
+}
+
+}  // namespace
+
+int CurrentSchemaVersion() {
+  return static_cast<int>(Migrations().size());
+}
+
+Result<int> SchemaVersion(Database& db) {
+  Result<Statement> stmt = Statement::Prepare(db, "PRAGMA user_version");
+  if (!stmt.ok()) return stmt.status();
+  if (!stmt->Step()) return db.Error("reading user_version");
+  return static_cast<int>(stmt->Int(0));
+}
+
+Status Migrate(Database& db, int target) {
+  if (target < 0) target = CurrentSchemaVersion();
+  Result<int> version = SchemaVersion(db);
+  if (!version.ok()) return version.status();
+  if (*version > CurrentSchemaVersion())
+    return Status::StoreError("the store has schema version " + std::to_string(*version) +
+                              ", newer than this build's " +
+                              std::to_string(CurrentSchemaVersion()) + "; use a newer stagegate");
+  for (int next = *version; next < target; ++next) {
+    Transaction transaction(db);
+    SG_RETURN_IF_ERROR(transaction.begin_status());
+    Status applied = db.Exec(Migrations()[next]);
+    if (!applied.ok())
+      return applied.WithContext("migration to schema " + std::to_string(next + 1));
+    SG_RETURN_IF_ERROR(db.Exec("PRAGMA user_version = " + std::to_string(next + 1)));
+    SG_RETURN_IF_ERROR(transaction.Commit());
+  }
+  return Status::Ok();
+}
+
+}  // namespace stagegate::store

@@ -1,0 +1,19 @@
+#pragma once
+
+#include "base/status.h"
+#include "store/sqlite.h"
+
+namespace stagegate::store {
+
+/// The schema version this build writes. Stores are migrated forward on open; a store written by
+/// a newer build is refused rather than misread.
+int CurrentSchemaVersion();
+
+/// Applies, each in its own transaction, every migration above the store's `PRAGMA user_version`
+/// up to `target` (default: the current version).
+Status Migrate(Database& db, int target = -1);
+
+/// The store's `PRAGMA user_version`.
+Result<int> SchemaVersion(Database& db);
+
+}  // namespace stagegate::store

@@ -1,0 +1,252 @@
+#include "store/store.h"
+
+#include <filesystem>
+
+#include "store/schema.h"
+
+namespace stagegate::store {
+
+namespace {
+
+constexpr std::pair<RunStatus, std::string_view> kRunStatusNames[] = {
+    {RunStatus::kRunning, "running"},         {RunStatus::kComplete, "complete"},
+    {RunStatus::kInterrupted, "interrupted"}, {RunStatus::kResumed, "resumed"},
+    {RunStatus::kFailed, "failed"},
+};
+
+RunStatus RunStatusFromName(std::string_view name) {
+  for (const auto& [status, text] : kRunStatusNames)
+    if (text == name) return status;
+  return RunStatus::kFailed;
+}
+
+constexpr const char* kRunColumns =
+    "id, scenario_name, scenario_file, fingerprint, corpus_version, scenario_json, status, "
+    "started_unix_ms, finished_unix_ms";
+
+RunInfo ReadRun(const Statement& row) {
+  RunInfo run;
+  run.id = row.Text(0);
+  run.scenario_name = row.Text(1);
+  run.scenario_file = row.Text(2);
+  run.fingerprint = row.Text(3);
+  run.corpus_version = row.Text(4);
+  run.scenario_json = row.Text(5);
+  run.status = RunStatusFromName(row.Text(6));
+  run.started_unix_ms = row.Int(7);
+  run.finished_unix_ms = row.OptionalInt(8);
+  return run;
+}
+
+constexpr const char* kRequestColumns =
+    "run_id, phase_id, sequence, task_id, persona, intended_ns, sent_ns, first_byte_ns, "
+    "first_token_ns, first_answer_ns, end_ns, outcome, http_status, curl_code, error_message, "
+    "retry_after_s, input_tokens, output_tokens, token_source, finish_reason, answer_text, "
+    "trace_id";
+
+}  // namespace
+
+std::string_view RunStatusName(RunStatus status) {
+  for (const auto& [value, name] : kRunStatusNames)
+    if (value == status) return name;
+  return "?";
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(parent, error);
+    if (error) return Status::IoError(parent.string() + ": " + error.message());
+  }
+  Result<std::unique_ptr<Database>> db = Database::Open(path);
+  if (!db.ok()) return db.status();
+  // WAL lets report commands read while a run writes; foreign keys keep requests tied to runs.
+  Status setup = (*db)->Exec(
+      "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
+      "PRAGMA synchronous = NORMAL;");
+  if (!setup.ok()) return setup.WithContext(path);
+  Status migrated = Migrate(**db);
+  if (!migrated.ok()) return migrated.WithContext(path);
+  return std::unique_ptr<Store>(new Store(std::move(*db)));
+}
+
+Result<int> Store::SchemaVersionOf(Database& db) {
+  return SchemaVersion(db);
+}
+
+Status Store::CreateRun(const RunInfo& run) {
+  Transaction transaction(*db_);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<Statement> insert = Statement::Prepare(
+      *db_, std::string("INSERT INTO runs (") + kRunColumns + ") VALUES (?,?,?,?,?,?,?,?,?)");
+  if (!insert.ok()) return insert.status();
+  insert->Bind(1, run.id).Bind(2, run.scenario_name).Bind(3, run.scenario_file);
+  insert->Bind(4, run.fingerprint).Bind(5, run.corpus_version).Bind(6, run.scenario_json);
+  insert->Bind(7, RunStatusName(run.status))
+      .Bind(8, run.started_unix_ms)
+      .Bind(9, run.finished_unix_ms);
+  SG_RETURN_IF_ERROR(insert->Run().WithContext("run " + run.id));
+  return transaction.Commit();
+}
+
+Status Store::SetRunStatus(const std::string& run_id, RunStatus status,
+                           std::optional<int64_t> finished_unix_ms) {
+  Transaction transaction(*db_);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<Statement> update =
+      Statement::Prepare(*db_, "UPDATE runs SET status = ?, finished_unix_ms = ? WHERE id = ?");
+  if (!update.ok()) return update.status();
+  update->Bind(1, RunStatusName(status)).Bind(2, finished_unix_ms).Bind(3, run_id);
+  SG_RETURN_IF_ERROR(update->Run());
+  if (sqlite3_changes(db_->handle()) == 0) return Status::NotFound("no run '" + run_id + "'");
+  return transaction.Commit();
+}
+
+Result<std::vector<RunInfo>> Store::ListRuns() {
+  Result<Statement> query =
+      Statement::Prepare(*db_, std::string("SELECT ") + kRunColumns +
+                                   " FROM runs ORDER BY started_unix_ms DESC, id DESC");
+  if (!query.ok()) return query.status();
+  std::vector<RunInfo> runs;
+  while (query->Step())
+    runs.push_back(ReadRun(*query));
+  if (!query->status().ok()) return query->status();
+  return runs;
+}
+
+Result<std::optional<RunInfo>> Store::FindRun(const std::string& run_id) {
+  Result<Statement> query =
+      Statement::Prepare(*db_, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+  if (!query.ok()) return query.status();
+  query->Bind(1, run_id);
+  if (query->Step()) return std::optional<RunInfo>(ReadRun(*query));
+  if (!query->status().ok()) return query->status();
+  return std::optional<RunInfo>();
+}
+
+Result<int64_t> Store::AddPhase(const PhaseInfo& phase) {
+  Transaction transaction(*db_);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<Statement> insert = Statement::Prepare(
+      *db_,
+      "INSERT INTO phases (run_id, ordinal, stage, phase, level, config_json, started_ns, "
+      "ended_ns, status) VALUES (?,?,?,?,?,?,?,?,?)");
+  if (!insert.ok()) return insert.status();
+  insert->Bind(1, phase.run_id).Bind(2, phase.ordinal).Bind(3, phase.stage).Bind(4, phase.phase);
+  insert->Bind(5, phase.level).Bind(6, phase.config_json).Bind(7, phase.started_ns);
+  insert->Bind(8, phase.ended_ns).Bind(9, phase.status);
+  Status inserted = insert->Run();
+  if (!inserted.ok()) return inserted.WithContext("phase " + phase.stage + "/" + phase.phase);
+  int64_t id = db_->LastInsertId();
+  SG_RETURN_IF_ERROR(transaction.Commit());
+  return id;
+}
+
+Status Store::FinishPhase(int64_t phase_id, int64_t started_ns, int64_t ended_ns,
+                          const std::string& status) {
+  Transaction transaction(*db_);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<Statement> update = Statement::Prepare(
+      *db_, "UPDATE phases SET started_ns = ?, ended_ns = ?, status = ? WHERE id = ?");
+  if (!update.ok()) return update.status();
+  update->Bind(1, started_ns).Bind(2, ended_ns).Bind(3, status).Bind(4, phase_id);
+  SG_RETURN_IF_ERROR(update->Run());
+  if (sqlite3_changes(db_->handle()) == 0)
+    return Status::NotFound("no phase " + std::to_string(phase_id));
+  return transaction.Commit();
+}
+
+Result<std::vector<PhaseInfo>> Store::ListPhases(const std::string& run_id) {
+  Result<Statement> query = Statement::Prepare(
+      *db_,
+      "SELECT id, run_id, ordinal, stage, phase, level, config_json, started_ns, ended_ns, status "
+      "FROM phases WHERE run_id = ? ORDER BY ordinal");
+  if (!query.ok()) return query.status();
+  query->Bind(1, run_id);
+  std::vector<PhaseInfo> phases;
+  while (query->Step()) {
+    PhaseInfo phase;
+    phase.id = query->Int(0);
+    phase.run_id = query->Text(1);
+    phase.ordinal = query->Int(2);
+    phase.stage = query->Text(3);
+    phase.phase = query->Text(4);
+    phase.level = query->OptionalReal(5);
+    phase.config_json = query->Text(6);
+    phase.started_ns = query->OptionalInt(7);
+    phase.ended_ns = query->OptionalInt(8);
+    phase.status = query->Text(9);
+    phases.push_back(std::move(phase));
+  }
+  if (!query->status().ok()) return query->status();
+  return phases;
+}
+
+Status Store::AddRequests(const std::vector<load::RequestRecord>& records) {
+  Transaction transaction(*db_);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<Statement> insert =
+      Statement::Prepare(*db_, std::string("INSERT INTO requests (") + kRequestColumns +
+                                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  if (!insert.ok()) return insert.status();
+  for (const load::RequestRecord& r : records) {
+    Statement& s = *insert;
+    s.Bind(1, r.run_id).Bind(2, r.phase_id).Bind(3, r.sequence).Bind(4, r.task_id);
+    s.Bind(5, r.persona).Bind(6, r.intended_ns).Bind(7, r.sent_ns).Bind(8, r.first_byte_ns);
+    s.Bind(9, r.first_token_ns).Bind(10, r.first_answer_ns).Bind(11, r.end_ns);
+    s.Bind(12, load::OutcomeName(r.outcome)).Bind(13, r.http_status).Bind(14, r.curl_code);
+    s.Bind(15, r.error_message).Bind(16, r.retry_after_s).Bind(17, r.input_tokens);
+    s.Bind(18, r.output_tokens).Bind(19, r.token_source).Bind(20, r.finish_reason);
+    s.Bind(21, r.answer_text).Bind(22, r.trace_id);
+    Status inserted = s.Run();
+    if (!inserted.ok()) return inserted.WithContext("request " + std::to_string(r.sequence));
+  }
+  return transaction.Commit();
+}
+
+Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& run_id) {
+  Result<Statement> query = Statement::Prepare(
+      *db_, std::string("SELECT requests.id, ") + kRequestColumns +
+                " FROM requests JOIN phases ON phases.id = requests.phase_id"
+                " WHERE requests.run_id = ? ORDER BY phases.ordinal, requests.sequence");
+  if (!query.ok()) return query.status();
+  query->Bind(1, run_id);
+  std::vector<load::RequestRecord> records;
+  while (query->Step()) {
+    const Statement& q = *query;
+    load::RequestRecord r;
+    r.id = q.Int(0);
+    r.run_id = q.Text(1);
+    r.phase_id = q.Int(2);
+    r.sequence = q.Int(3);
+    r.task_id = q.Text(4);
+    r.persona = q.Text(5);
+    r.intended_ns = q.Int(6);
+    r.sent_ns = q.OptionalInt(7);
+    r.first_byte_ns = q.OptionalInt(8);
+    r.first_token_ns = q.OptionalInt(9);
+    r.first_answer_ns = q.OptionalInt(10);
+    r.end_ns = q.OptionalInt(11);
+    std::optional<load::Outcome> outcome = load::OutcomeFromName(q.Text(12));
+    if (!outcome)
+      return Status::StoreError("request " + std::to_string(r.id) + " has unknown outcome '" +
+                                q.Text(12) + "'");
+    r.outcome = *outcome;
+    r.http_status = q.OptionalInt(13);
+    r.curl_code = q.OptionalInt(14);
+    r.error_message = q.Text(15);
+    r.retry_after_s = q.OptionalReal(16);
+    r.input_tokens = q.OptionalInt(17);
+    r.output_tokens = q.OptionalInt(18);
+    r.token_source = q.Text(19);
+    r.finish_reason = q.Text(20);
+    r.answer_text = q.Text(21);
+    r.trace_id = q.Text(22);
+    records.push_back(std::move(r));
+  }
+  if (!query->status().ok()) return query->status();
+  return records;
+}
+
+}  // namespace stagegate::store

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "load/request_record.h"
+#include "store/sqlite.h"
+
+namespace stagegate::store {
+
+/// The default store location, relative to the working directory; `--db` overrides it.
+inline constexpr const char* kDefaultStorePath = "reports/stagegate.db";
+
+enum class RunStatus { kRunning, kComplete, kInterrupted, kResumed, kFailed };
+std::string_view RunStatusName(RunStatus status);
+
+struct RunInfo {
+  std::string id;
+  std::string scenario_name;
+  std::string scenario_file;
+  std::string fingerprint;
+  std::string corpus_version;
+  std::string scenario_json;  // the canonical scenario, as fingerprinted
+  RunStatus status = RunStatus::kRunning;
+  int64_t started_unix_ms = 0;
+  std::optional<int64_t> finished_unix_ms;
+};
+
+struct PhaseInfo {
+  int64_t id = 0;  // assigned by the store
+  std::string run_id;
+  int64_t ordinal = 0;  // run order within the run
+  std::string stage;
+  std::string phase;
+  std::optional<double> level;  // a sweep level, or the phase's rate or concurrency
+  std::string config_json = "{}";
+  std::optional<int64_t> started_ns;
+  std::optional<int64_t> ended_ns;
+  std::string status = "pending";
+};
+
+/// The SQLite store every command after `run` reads. Opening it creates the file (and its folder)
+/// when missing, turns on WAL and foreign keys, and migrates an older schema forward. Every write
+/// runs in one transaction, so a killed process leaves either all of a write or none of it. Not
+/// thread-safe: one writer thread owns a Store.
+class Store {
+ public:
+  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+
+  Result<int> schema_version() { return SchemaVersionOf(*db_); }
+  Database& database() { return *db_; }
+
+  Status CreateRun(const RunInfo& run);
+  Status SetRunStatus(const std::string& run_id, RunStatus status,
+                      std::optional<int64_t> finished_unix_ms);
+  /// Runs, newest first.
+  Result<std::vector<RunInfo>> ListRuns();
+  Result<std::optional<RunInfo>> FindRun(const std::string& run_id);
+
+  /// Inserts the phase and returns its id.
+  Result<int64_t> AddPhase(const PhaseInfo& phase);
+  Status FinishPhase(int64_t phase_id, int64_t started_ns, int64_t ended_ns,
+                     const std::string& status);
+  Result<std::vector<PhaseInfo>> ListPhases(const std::string& run_id);
+
+  /// Appends the records in one transaction: all of them or, on error, none.
+  Status AddRequests(const std::vector<load::RequestRecord>& records);
+  /// The run's requests in phase order, then schedule order.
+  Result<std::vector<load::RequestRecord>> ListRequests(const std::string& run_id);
+
+ private:
+  explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  static Result<int> SchemaVersionOf(Database& db);
+  std::unique_ptr<Database> db_;
+};
+
+}  // namespace stagegate::store
