@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <sstream>
 
+#include "base/strings.h"
 #include "base/version.h"
 #include "cli/command.h"
 #include "store/store.h"
@@ -38,6 +40,17 @@ int Main(int argc, const char* const* argv, console::Console& console) {
     subcommands.push_back(sub);
   }
 
+  // CLI11 would say only "A subcommand is required" for a misspelt command; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CommandEntry& entry : Commands())
+      names.emplace_back(entry.name);
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      console.Error(std::string("unknown command '") + argv[1] + "'" + DidYouMean(argv[1], names) +
+                    "\nRun with --help for the list of commands.");
+      return ToInt(ExitCode::kInvalidInput);
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

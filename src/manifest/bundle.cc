@@ -49,8 +49,9 @@ void CheckAgainstRubric(Diagnostics& diagnostics, const Scenario& scenario, cons
     if (!criterion) {
       diagnostics.Error(ref.pos, "criterion '" + ref.name + "' is not in rubric '" + rubric.id +
                                      "'" + DidYouMean(ref.name, ids));
-    } else if (floor < static_cast<double>(criterion->min_level()) ||
-               floor > static_cast<double>(criterion->max_level())) {
+    } else if (criterion->scale.size() >= 2 &&
+               (floor < static_cast<double>(criterion->min_level()) ||
+                floor > static_cast<double>(criterion->max_level()))) {
       diagnostics.Error(ref.pos, "the floor of '" + ref.name + "' must be between " +
                                      std::to_string(criterion->min_level()) + " and " +
                                      std::to_string(criterion->max_level()) + ", got " +
@@ -90,7 +91,7 @@ std::optional<Bundle> LoadBundle(const std::string& path, Diagnostics& diagnosti
       diagnostics.Error(s.corpus.pos, "corpus '" + s.corpus.written + "' not found: no folder " +
                                           s.corpus.resolved);
     } else {
-      bundle.corpus = LoadCorpus(s.corpus.resolved, diagnostics);
+      bundle.corpus = ReadCorpus(s.corpus.resolved, diagnostics);
     }
   }
   if (!s.rubric.empty()) {
@@ -98,7 +99,7 @@ std::optional<Bundle> LoadBundle(const std::string& path, Diagnostics& diagnosti
       diagnostics.Error(s.rubric.pos, "rubric '" + s.rubric.written + "' not found: no file " +
                                           s.rubric.resolved);
     } else {
-      bundle.rubric = LoadRubric(s.rubric.resolved, diagnostics);
+      bundle.rubric = ReadRubric(s.rubric.resolved, diagnostics);
     }
   }
   if (bundle.corpus) CheckAgainstCorpus(diagnostics, s, *bundle.corpus);

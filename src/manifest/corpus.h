@@ -95,4 +95,8 @@ struct Corpus {
 /// goes to `diagnostics`; the result is nullopt when there was any.
 std::optional<Corpus> LoadCorpus(const std::string& dir, Diagnostics& diagnostics);
 
+/// As LoadCorpus, but returns what could be read even when there were problems, so that checks
+/// against the scenario can still run in the same pass.
+Corpus ReadCorpus(const std::string& dir, Diagnostics& diagnostics);
+
 }  // namespace stagegate::manifest

@@ -200,7 +200,7 @@ std::vector<ChatMessage> ReadMessages(const YamlFile& file, const YAML::Node& no
     map.Finish();
     messages.push_back(std::move(message));
   }
-  if (!messages.empty() && messages.back().role != "user")
+  if (!messages.empty() && !messages.back().role.empty() && messages.back().role != "user")
     file.Error(node, "the last of 'messages' must be the user's");
   return messages;
 }
@@ -371,8 +371,7 @@ std::vector<std::string> Corpus::PersonaNames() const {
   return names;
 }
 
-std::optional<Corpus> LoadCorpus(const std::string& dir, Diagnostics& diagnostics) {
-  const size_t errors_before = diagnostics.size();
+Corpus ReadCorpus(const std::string& dir, Diagnostics& diagnostics) {
   Corpus corpus;
   corpus.dir = dir;
   ReadCorpusFile(dir, diagnostics, corpus);
@@ -381,6 +380,12 @@ std::optional<Corpus> LoadCorpus(const std::string& dir, Diagnostics& diagnostic
   ReadTasks(dir, diagnostics, corpus);
   ReadDocuments(dir, diagnostics, corpus);
   CheckCorpus(diagnostics, corpus);
+  return corpus;
+}
+
+std::optional<Corpus> LoadCorpus(const std::string& dir, Diagnostics& diagnostics) {
+  const size_t errors_before = diagnostics.size();
+  Corpus corpus = ReadCorpus(dir, diagnostics);
   if (diagnostics.size() != errors_before) return std::nullopt;
   return corpus;
 }

@@ -82,7 +82,8 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
     }
     if (rates.IsDefined() && concurrencies.IsDefined()) {
       file.Error(concurrencies, "give either 'rates' or 'concurrencies', not both");
-    } else if (!rates.IsDefined() && !concurrencies.IsDefined()) {
+    } else if (!rates.IsDefined() && !concurrencies.IsDefined() && !rate.IsDefined() &&
+               !concurrency.IsDefined()) {
       file.Error(phase.pos, "phase 'sweep': give its levels as 'rates' or 'concurrencies'");
     }
   } else {

@@ -41,4 +41,8 @@ struct Rubric {
 /// Loads and checks a rubric file. Every problem goes to `diagnostics`; nullopt when there was any.
 std::optional<Rubric> LoadRubric(const std::string& path, Diagnostics& diagnostics);
 
+/// As LoadRubric, but returns what could be read even when there were problems (nullopt only when
+/// the file could not be read or parsed).
+std::optional<Rubric> ReadRubric(const std::string& path, Diagnostics& diagnostics);
+
 }  // namespace stagegate::manifest

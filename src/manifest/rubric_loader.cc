@@ -90,8 +90,7 @@ std::vector<std::string> Rubric::CriterionIds() const {
   return ids;
 }
 
-std::optional<Rubric> LoadRubric(const std::string& path, Diagnostics& diagnostics) {
-  const size_t errors_before = diagnostics.size();
+std::optional<Rubric> ReadRubric(const std::string& path, Diagnostics& diagnostics) {
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) {
     diagnostics.Error({path, 0, 0}, text.status().message());
@@ -131,6 +130,12 @@ std::optional<Rubric> LoadRubric(const std::string& path, Diagnostics& diagnosti
     any_weight |= criterion.weight > 0;
   if (!rubric.criteria.empty() && !any_weight)
     file.Error(criteria, "every criterion has weight 0: at least one must count towards the mean");
+  return rubric;
+}
+
+std::optional<Rubric> LoadRubric(const std::string& path, Diagnostics& diagnostics) {
+  const size_t errors_before = diagnostics.size();
+  std::optional<Rubric> rubric = ReadRubric(path, diagnostics);
   if (diagnostics.size() != errors_before) return std::nullopt;
   return rubric;
 }

@@ -82,11 +82,14 @@ ManifestFacts ReadManifestFacts(const YamlFile& file, const YAML::Node& node) {
 Target ReadTarget(const YamlFile& file, const YAML::Node& node, const ManifestFacts& facts) {
   Target target;
   MapReader map(file, node, "target");
-  target.kind = map.Enum("kind", kTargetKindNames, Need::kRequired).value_or(TargetKind::kSim);
-  const bool sim = target.kind == TargetKind::kSim;
+  std::optional<TargetKind> kind = map.Enum("kind", kTargetKindNames, Need::kRequired);
+  target.kind = kind.value_or(TargetKind::kSim);
+  // Without a valid kind, which keys apply is unknown: check only their values.
+  const bool sim = kind == TargetKind::kSim;
+  const bool openai = kind == TargetKind::kOpenAi;
   YAML::Node profile = map.Get("sim_profile");
   if (profile.IsDefined()) {
-    if (!sim) file.Error(profile, "'sim_profile' applies only to target kind sim");
+    if (openai) file.Error(profile, "'sim_profile' applies only to target kind sim");
     std::string name = ReadString(file, profile, "'sim_profile'").value_or("default");
     if (name == "default" || name == "fast") {
       target.sim_profile = name;
@@ -97,7 +100,7 @@ Target ReadTarget(const YamlFile& file, const YAML::Node& node, const ManifestFa
                                 " (or use default or fast)");
     }
   }
-  YAML::Node base_url = map.Get("base_url", sim ? Need::kOptional : Need::kRequired);
+  YAML::Node base_url = map.Get("base_url", openai ? Need::kRequired : Need::kOptional);
   YAML::Node api_key = map.Get("api_key_env");
   if (sim) {
     for (const auto& [node_of, key] : {std::pair{base_url, "base_url"}, {api_key, "api_key_env"}}) {

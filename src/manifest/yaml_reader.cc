@@ -75,6 +75,7 @@ std::string Describe(const YAML::Node& node) {
   if (!IsPresent(node)) return "nothing";
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a mapping";
+  if (IsQuoted(node)) return "the quoted string \"" + node.Scalar() + "\"";
   return "'" + node.Scalar() + "'";
 }
 

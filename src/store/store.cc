@@ -207,9 +207,9 @@ Status Store::AddRequests(const std::vector<load::RequestRecord>& records) {
 
 Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& run_id) {
   Result<Statement> query = Statement::Prepare(
-      *db_, std::string("SELECT requests.id, ") + kRequestColumns +
-                " FROM requests JOIN phases ON phases.id = requests.phase_id"
-                " WHERE requests.run_id = ? ORDER BY phases.ordinal, requests.sequence");
+      *db_, std::string("SELECT id, ") + kRequestColumns +
+                " FROM requests WHERE run_id = ? ORDER BY (SELECT ordinal FROM phases WHERE "
+                "phases.id = requests.phase_id), sequence");
   if (!query.ok()) return query.status();
   query->Bind(1, run_id);
   std::vector<load::RequestRecord> records;

@@ -1,1 +1,95 @@
 #include <catch2/catch.hpp>
+
+#include <sstream>
+#include <vector>
+
+#include "cli/command.h"
+#include "manifest/fingerprint.h"
+#include "test_util.h"
+
+namespace stagegate::cli {
+namespace {
+
+using testing::SourcePath;
+using testing::Testdata;
+
+struct Invocation {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Invocation Invoke(std::vector<std::string> args) {
+  args.insert(args.begin(), "stagegate");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args)
+    argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  console::Console console(out, err, false);
+  Invocation result;
+  result.exit_code = Main(static_cast<int>(argv.size()), argv.data(), console);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+TEST_CASE("validate prints the summary and the fingerprint of a good scenario", "[cli]") {
+  const std::string path = SourcePath("scenarios/demo.yaml");
+  Invocation run = Invoke({"validate", path});
+  CHECK(run.exit_code == 0);
+  CHECK(run.err == "");
+  manifest::Diagnostics diagnostics;
+  std::optional<manifest::Bundle> bundle = manifest::LoadBundle(path, diagnostics);
+  REQUIRE(bundle.has_value());
+  const std::string fingerprint = manifest::ComputeFingerprint(*bundle).value;
+  CHECK(run.out.find("fingerprint  " + fingerprint + "\n") != std::string::npos);
+  CHECK(run.out.find("scenario     demo (" + path + "), seed 20261129\n") != std::string::npos);
+  CHECK(run.out.find("  1. bare: bare model; phases warmup, steady, burst; ") != std::string::npos);
+  CHECK(run.out.find("  4. tools: retrieval + identity + tools; phases warmup, steady, burst, "
+                     "sweep, overload, recovery; ") != std::string::npos);
+  CHECK(run.out.find("condition 1  responsiveness") != std::string::npos);
+  CHECK(run.out.find("condition 2  quality") != std::string::npos);
+  CHECK(run.out.find("condition 3  recoverability") != std::string::npos);
+}
+
+TEST_CASE("validate --json prints the canonical scenario with its fingerprint", "[cli]") {
+  Invocation run = Invoke({"validate", "--json", SourcePath("scenarios/static-128.yaml")});
+  REQUIRE(run.exit_code == 0);
+  nlohmann::json out = nlohmann::json::parse(run.out);
+  CHECK(out["fingerprint"].get<std::string>().size() == 64);
+  CHECK(out["scenario"]["name"] == "static-128");
+  CHECK(out["scenario"]["input"]["extra_body"]["min_tokens"] == 128);
+}
+
+TEST_CASE("validate of a broken scenario exits 2 and prints every problem on stderr", "[cli]") {
+  const std::string path = Testdata("broken/unknown-keys.yaml");
+  Invocation run = Invoke({"validate", path});
+  CHECK(run.exit_code == 2);
+  CHECK(run.out == "");
+  std::string expected =
+      testing::ReplaceAll(testing::ReadText(Testdata("broken/unknown-keys.expected")), "broken/",
+                          std::string(STAGEGATE_TESTDATA) + "/broken/");
+  CHECK(run.err == expected + "7 problems in " + path + " and the files it names\n");
+}
+
+TEST_CASE("usage errors exit 2; --help and --version exit 0", "[cli]") {
+  CHECK(Invoke({}).exit_code == 2);
+  Invocation misspelt = Invoke({"validat", "x.yaml"});
+  CHECK(misspelt.exit_code == 2);
+  CHECK(misspelt.err ==
+        "unknown command 'validat' (did you mean 'validate'?)\nRun with --help for the list of "
+        "commands.\n");
+  CHECK(Invoke({"frobnicate"}).exit_code == 2);
+  CHECK(Invoke({"validate"}).exit_code == 2);
+  Invocation help = Invoke({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("validate") != std::string::npos);
+  CHECK(help.out.find("130  interrupted") != std::string::npos);
+  CHECK(help.out.find("reports/stagegate.db") != std::string::npos);
+  Invocation version = Invoke({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.out.find("stagegate ") == 0);
+}
+
+}  // namespace
+}  // namespace stagegate::cli
