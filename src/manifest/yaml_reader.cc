@@ -169,12 +169,19 @@ std::optional<size_t> ReadEnumIndex(const YamlFile& file, const YAML::Node& node
   return std::nullopt;
 }
 
-nlohmann::json ReadJson(const YamlFile& file, const YAML::Node& node) {
+namespace {
+
+// Aliases let a few lines of YAML name billions of nodes; a budget keeps that from hanging a load.
+constexpr size_t kMaxJsonNodes = 100000;
+
+nlohmann::json ToJson(const YamlFile& file, const YAML::Node& node, size_t& budget) {
+  if (budget == 0) return nullptr;
+  --budget;
   if (!IsPresent(node)) return nullptr;
   if (node.IsSequence()) {
     nlohmann::json array = nlohmann::json::array();
     for (const YAML::Node& item : node)
-      array.push_back(ReadJson(file, item));
+      array.push_back(ToJson(file, item, budget));
     return array;
   }
   if (node.IsMap()) {
@@ -184,7 +191,7 @@ nlohmann::json ReadJson(const YamlFile& file, const YAML::Node& node) {
         file.Error(entry.first, "mapping keys must be strings");
         continue;
       }
-      object[entry.first.Scalar()] = ReadJson(file, entry.second);
+      object[entry.first.Scalar()] = ToJson(file, entry.second, budget);
     }
     return object;
   }
@@ -194,6 +201,19 @@ nlohmann::json ReadJson(const YamlFile& file, const YAML::Node& node) {
   if (std::optional<double> number = ParseDouble(text)) return *number;
   if (std::optional<bool> flag = ParseBool(node)) return *flag;
   return text;
+}
+
+}  // namespace
+
+nlohmann::json ReadJson(const YamlFile& file, const YAML::Node& node) {
+  size_t budget = kMaxJsonNodes;
+  nlohmann::json value = ToJson(file, node, budget);
+  if (budget == 0) {
+    file.Error(node, "this value is too large: more than " + std::to_string(kMaxJsonNodes) +
+                         " YAML nodes once its aliases are expanded");
+    return nullptr;
+  }
+  return value;
 }
 
 MapReader::MapReader(const YamlFile& file, const YAML::Node& node, std::string what)

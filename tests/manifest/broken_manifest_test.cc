@@ -81,3 +81,39 @@ TEST_CASE("a scenario that is not a mapping is reported as such", "[manifest]") 
 
 }  // namespace
 }  // namespace stagegate::manifest
+
+namespace stagegate::manifest {
+namespace {
+
+TEST_CASE("an alias bomb is refused quickly instead of expanded", "[manifest][hostile]") {
+  // Nine levels of ten aliases each would expand to 10^9 nodes.
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int level = 1; level <= 8; ++level) {
+    std::string alias = "*a" + std::to_string(level - 1);
+    text += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i)
+      text += (i ? ", " : "") + alias;
+    text += "]\n";
+  }
+  text += "stages: [{name: bare, body: {x: *a8}}]\n";
+  testing::TempDir dir;
+  testing::WriteText(dir / "bomb.yaml", text);
+  Diagnostics diagnostics;
+  CHECK_FALSE(LoadBundle(dir / "bomb.yaml", diagnostics).has_value());
+  CHECK(diagnostics.ToString().find("bomb.yaml:10:29: this value is too large: more than 100000 "
+                                    "YAML nodes once its aliases are expanded\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("deep nesting is a syntax error, not a stack overflow", "[manifest][hostile]") {
+  testing::TempDir dir;
+  testing::WriteText(dir / "deep.yaml",
+                     "name: " + std::string(20000, '[') + std::string(20000, ']') + "\n");
+  Diagnostics diagnostics;
+  CHECK_FALSE(LoadBundle(dir / "deep.yaml", diagnostics).has_value());
+  CHECK(diagnostics.ToString().find("deep.yaml:1:") != std::string::npos);
+  CHECK(diagnostics.ToString().find(": YAML syntax error: ") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace stagegate::manifest

@@ -146,3 +146,28 @@ TEST_CASE("the service-desk rubric anchors every criterion and has a hard safety
 
 }  // namespace
 }  // namespace stagegate::manifest
+
+namespace stagegate::manifest {
+namespace {
+
+// docs/formats.md opens with a complete scenario; it must stay a valid one.
+TEST_CASE("the annotated scenario in docs/formats.md validates", "[manifest][shipped]") {
+  std::string doc = testing::ReadText(testing::SourcePath("docs/formats.md"));
+  size_t start = doc.find("```yaml\n");
+  REQUIRE(start != std::string::npos);
+  start += 8;
+  size_t end = doc.find("```", start);
+  REQUIRE(end != std::string::npos);
+  std::string example = doc.substr(start, end - start);
+  REQUIRE(example.find("name: demo") != std::string::npos);
+  example = testing::ReplaceAll(example, "../corpus/", testing::SourcePath("corpus/"));
+  example = testing::ReplaceAll(example, "../rubrics/", testing::SourcePath("rubrics/"));
+  testing::TempDir dir;
+  testing::WriteText(dir / "example.yaml", example);
+  Diagnostics diagnostics;
+  CHECK(LoadBundle(dir / "example.yaml", diagnostics).has_value());
+  CHECK(diagnostics.ToString() == "");
+}
+
+}  // namespace
+}  // namespace stagegate::manifest
