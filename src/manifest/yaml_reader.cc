@@ -1,5 +1,6 @@
 #include "manifest/yaml_reader.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cmath>

@@ -137,14 +137,23 @@ Result<int> SchemaVersion(Database& db) {
   return static_cast<int>(stmt->Int(0));
 }
 
-Status Migrate(Database& db, int target) {
-  if (target < 0) target = CurrentSchemaVersion();
+Status CheckSupported(Database& db) {
   Result<int> version = SchemaVersion(db);
   if (!version.ok()) return version.status();
   if (*version > CurrentSchemaVersion())
     return Status::StoreError("the store has schema version " + std::to_string(*version) +
                               ", newer than this build's " +
                               std::to_string(CurrentSchemaVersion()) + "; use a newer stagegate");
+  return Status::Ok();
+}
+
+Status Migrate(Database& db, int target) {
+  if (target < 0) target = CurrentSchemaVersion();
+  if (target > CurrentSchemaVersion())
+    return Status::Internal("no migration to schema " + std::to_string(target));
+  SG_RETURN_IF_ERROR(CheckSupported(db));
+  Result<int> version = SchemaVersion(db);
+  if (!version.ok()) return version.status();
   for (int next = *version; next < target; ++next) {
     Transaction transaction(db);
     SG_RETURN_IF_ERROR(transaction.begin_status());

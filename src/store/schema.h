@@ -13,6 +13,9 @@ int CurrentSchemaVersion();
 /// up to `target` (default: the current version).
 Status Migrate(Database& db, int target = -1);
 
+/// Refuses a store written by a newer build (its schema version above CurrentSchemaVersion()).
+Status CheckSupported(Database& db);
+
 /// The store's `PRAGMA user_version`.
 Result<int> SchemaVersion(Database& db);
 

@@ -61,6 +61,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   }
   Result<std::unique_ptr<Database>> db = Database::Open(path);
   if (!db.ok()) return db.status();
+  // Refuse a newer store before anything below changes the file.
+  Status supported = CheckSupported(**db);
+  if (!supported.ok()) return supported.WithContext(path);
   // WAL lets report commands read while a run writes; foreign keys keep requests tied to runs.
   Status setup = (*db)->Exec(
       "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "

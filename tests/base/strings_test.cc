@@ -1,1 +1,103 @@
+#include "base/strings.h"
+
 #include <catch2/catch.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stagegate {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+TEST_CASE("EditDistance counts insertions, deletions and substitutions", "[strings]") {
+  CHECK(EditDistance("", "") == 0u);
+  CHECK(EditDistance("", "abc") == 3u);
+  CHECK(EditDistance("abc", "") == 3u);
+  CHECK(EditDistance("same", "same") == 0u);
+  CHECK(EditDistance("abc", "abd") == 1u);   // one substitution
+  CHECK(EditDistance("abc", "abxc") == 1u);  // one insertion
+  CHECK(EditDistance("abc", "ac") == 1u);    // one deletion
+  CHECK(EditDistance("ab", "ba") == 2u);     // a transposition is two edits
+  CHECK(EditDistance("kitten", "sitting") == 3u);
+  CHECK(EditDistance("sitting", "kitten") == 3u);
+  CHECK(EditDistance("flaw", "lawn") == 2u);
+  CHECK(EditDistance("temprature", "temperature") == 1u);
+}
+
+TEST_CASE("ClosestMatch suggests a likely typo and nothing for a different word", "[strings]") {
+  const Strings keys = {"rate", "temperature", "timeout"};
+  CHECK(ClosestMatch("temprature", keys) == "temperature");
+  CHECK(ClosestMatch("timout", keys) == "timeout");
+  CHECK(ClosestMatch("banana", keys) == "");
+  CHECK(ClosestMatch("temprature", {}) == "");
+
+  SECTION("the closest candidate wins, ties go to the earlier one") {
+    CHECK(ClosestMatch("rat", {"rates", "rate"}) == "rate");
+    CHECK(ClosestMatch("rave", {"rate", "race"}) == "rate");
+    CHECK(ClosestMatch("rave", {"race", "rate"}) == "race");
+  }
+
+  SECTION("the allowed distance is a third of the word's length, at least 1 and at most 3") {
+    // "ab": 2 / 3 == 0, raised to 1.
+    CHECK(ClosestMatch("ab", {"xb"}) == "xb");
+    CHECK(ClosestMatch("ab", {"xy"}) == "");
+    // "target": 6 / 3 == 2.
+    CHECK(ClosestMatch("target", {"tagret"}) == "tagret");
+    CHECK(ClosestMatch("target", {"tar"}) == "");
+    // 18 characters: 18 / 3 == 6, capped at 3.
+    CHECK(ClosestMatch("abcdefghijklmnopqr", {"XYZdefghijklmnopqr"}) == "XYZdefghijklmnopqr");
+    CHECK(ClosestMatch("abcdefghijklmnopqr", {"WXYZefghijklmnopqr"}) == "");
+  }
+}
+
+TEST_CASE("DidYouMean phrases the suggestion or says nothing", "[strings]") {
+  const Strings keys = {"rate", "temperature", "timeout"};
+  CHECK(DidYouMean("temprature", keys) == " (did you mean 'temperature'?)");
+  CHECK(DidYouMean("banana", keys) == "");
+}
+
+TEST_CASE("Join puts the separator between parts only", "[strings]") {
+  CHECK(Join({}, ", ") == "");
+  CHECK(Join({"a"}, ", ") == "a");
+  CHECK(Join({"a", "b", "c"}, ", ") == "a, b, c");
+  CHECK(Join({"", "x", ""}, ",") == ",x,");
+  CHECK(Join({"a", "b"}, "") == "ab");
+}
+
+TEST_CASE("Split keeps every field, empty ones included", "[strings]") {
+  CHECK(Split("a,b,c", ',') == Strings{"a", "b", "c"});
+  CHECK(Split("abc", ',') == Strings{"abc"});
+  CHECK(Split("", ',') == Strings{""});
+  CHECK(Split("a,,b", ',') == Strings{"a", "", "b"});
+  CHECK(Split(",a,", ',') == Strings{"", "a", ""});
+  CHECK(Split(",", ',') == Strings{"", ""});
+  CHECK(Split("a b,c", ' ') == Strings{"a", "b,c"});
+}
+
+TEST_CASE("Trim removes surrounding spaces, tabs and line ends only", "[strings]") {
+  CHECK(Trim("  x y \t\r\n") == "x y");
+  CHECK(Trim("\tx") == "x");
+  CHECK(Trim("x") == "x");
+  CHECK(Trim("") == "");
+  CHECK(Trim(" \t\r\n ") == "");
+  CHECK(Trim(" a  b ") == "a  b");
+}
+
+TEST_CASE("FormatNumber writes numbers without trailing zeros", "[strings]") {
+  CHECK(FormatNumber(3.0) == "3");
+  CHECK(FormatNumber(0.25) == "0.25");
+  CHECK(FormatNumber(1.23456) == "1.235");
+  CHECK(FormatNumber(-0.0) == "0");
+  CHECK(FormatNumber(-0.0001) == "0");  // rounds to -0
+  CHECK(FormatNumber(100.0) == "100");  // zeros before the point stay
+  CHECK(FormatNumber(10.5) == "10.5");
+  CHECK(FormatNumber(-2.5) == "-2.5");
+  CHECK(FormatNumber(1000000.0) == "1000000");
+  CHECK(FormatNumber(1.23456, 6) == "1.23456");
+  CHECK(FormatNumber(2.6, 0) == "3");
+  CHECK(FormatNumber(0.0004) == "0");
+}
+
+}  // namespace
+}  // namespace stagegate
