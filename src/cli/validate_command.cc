@@ -57,6 +57,9 @@ std::string DescribeLoad(const LoadPhase& phase) {
         (phase.rate_levels.empty() && phase.concurrency_levels.empty() ? ", " : ", each level ") +
         FormatNumber(*phase.duration_s) + " s";
   if (phase.requests) text += ", " + std::to_string(*phase.requests) + " requests";
+  if (phase.max_concurrency)
+    text += ", at most " + std::to_string(*phase.max_concurrency) + " in flight (" +
+            (phase.on_full == OnFull::kQueue ? "queue" : "drop") + " the rest)";
   if (phase.bisect > 0) text += ", bisect " + std::to_string(phase.bisect);
   return text;
 }
