@@ -12,6 +12,11 @@ while read -r package; do
   fi
 done < scripts/packages.txt
 
+# Node.js runs the openai client test; any recent one will do, Debian's included.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -4,6 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
+# The official openai npm client, for the client-compatibility test (a test-only folder).
+if [ ! -f tests/node/node_modules/openai/package.json ]; then
+  npm ci --prefix tests/node --no-audit --no-fund
+fi
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Debug > /dev/null
 cmake --build build-test
 ctest --test-dir build-test --output-on-failure -j "$(nproc)"

@@ -13,6 +13,9 @@ const std::vector<CommandEntry>& Commands() {
       {"validate",
        "Check a scenario and everything it references; print its summary and fingerprint",
        MakeValidateCommand},
+      {"sim",
+       "Run the built-in reference application (an OpenAI-compatible assistant) until stopped",
+       MakeSimCommand},
   };
   return kCommands;
 }

@@ -1,0 +1,94 @@
+// `stagegate sim`: runs the reference application in the foreground until SIGINT or SIGTERM.
+
+#include <pthread.h>
+#include <csignal>
+
+#include "base/files.h"
+#include "cli/command.h"
+#include "manifest/corpus.h"
+#include "sim/profile.h"
+#include "sim/sim_server.h"
+
+namespace stagegate::cli {
+
+namespace {
+
+class SimCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("--host", host_, "Address to listen on (loopback)")->capture_default_str();
+    app.add_option("--port", port_, "Port of the OpenAI-compatible API (0: any free port)")
+        ->capture_default_str();
+    app.add_option("--tool-port", tool_port_, "Port of the tool service (0: any free port)")
+        ->capture_default_str();
+    app.add_option(
+        "--tool-url", tool_url_,
+        "Where the application calls tools (a fault proxy); default: its own tool service");
+    app.add_option("--config,--profile", profile_,
+                   "Latency profile: default, fast, or a YAML file (docs/sim.md)")
+        ->capture_default_str();
+    app.add_option("--corpus", corpus_dir_, "Corpus whose documents, personas and tools it serves")
+        ->capture_default_str();
+    app.add_option("--model", model_, "Model name it reports")->capture_default_str();
+    app.add_option("--fault", fault_, "A misbehaviour for every request (docs/sim.md)");
+  }
+
+  ExitCode Run(const GlobalOptions&, console::Console& console) override {
+    manifest::Diagnostics diagnostics;
+    std::optional<sim::SimProfile> profile = sim::LoadSimProfile(profile_, diagnostics);
+    std::optional<manifest::Corpus> corpus;
+    if (!corpus_dir_.empty()) corpus = manifest::LoadCorpus(corpus_dir_, diagnostics);
+    if (!diagnostics.empty()) {
+      for (const manifest::Diagnostic& d : diagnostics.Sorted())
+        console.Error(d.ToString());
+      return ExitCode::kInvalidInput;
+    }
+    if (!fault_.empty()) profile->fault = fault_;
+
+    // Block the stop signals before the server thread starts, so that it inherits the mask and
+    // this thread alone receives them, in sigwait below.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    sim::SimOptions options{.host = host_,
+                            .port = port_,
+                            .tool_port = tool_port_,
+                            .tool_url = tool_url_,
+                            .profile = *profile,
+                            .model = model_,
+                            .corpus = corpus ? &*corpus : nullptr};
+    Result<std::unique_ptr<sim::SimServer>> server = sim::SimServer::Start(options);
+    if (!server.ok()) {
+      console.Error("stagegate sim: " + server.status().message());
+      return ExitCode::kRuntimeFailure;
+    }
+    console.Line("sim listening on " + (*server)->base_url() + " (profile " + profile->name +
+                 ", tools at " + (*server)->tool_service_url() + ")");
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    (*server)->Stop();
+    console.Line(std::string("sim stopped (") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + ")");
+    return ExitCode::kOk;
+  }
+
+ private:
+  std::string host_ = "127.0.0.1";
+  uint16_t port_ = 8000;
+  uint16_t tool_port_ = 0;
+  std::string tool_url_;
+  std::string profile_ = "default";
+  std::string corpus_dir_ = "corpus/service-desk";
+  std::string model_ = "sim-assistant";
+  std::string fault_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeSimCommand() {
+  return std::make_unique<SimCommand>();
+}
+
+}  // namespace stagegate::cli

@@ -1,0 +1,240 @@
+#include "sim/tool_choice.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "manifest/corpus.h"
+#include "test_util.h"
+
+namespace stagegate::sim {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kAllTools = {"open_ticket", "lookup_ticket", "leave_balance",
+                                            "list_devices"};
+
+// The call as {"name": ..., "arguments": ...}, or null for none: one value to compare whole.
+json Choose(std::string_view question, const std::vector<std::string>& offered = kAllTools) {
+  std::optional<ToolCall> call = ChooseTool(question, offered);
+  if (!call) return nullptr;
+  return {{"name", call->name}, {"arguments", call->arguments}};
+}
+
+json OpenTicket(const std::string& summary, const std::string& queue, const std::string& priority) {
+  return {{"name", "open_ticket"},
+          {"arguments", {{"summary", summary}, {"queue", queue}, {"priority", priority}}}};
+}
+
+std::string Question(const manifest::Task& task) {
+  if (!task.prompt.empty()) return task.prompt;
+  for (auto it = task.messages.rbegin(); it != task.messages.rend(); ++it) {
+    if (it->role == "user") return it->content;
+  }
+  return "";
+}
+
+manifest::Corpus LoadServiceDesk() {
+  manifest::Diagnostics diagnostics;
+  std::optional<manifest::Corpus> corpus =
+      manifest::LoadCorpus(testing::SourcePath("corpus/service-desk"), diagnostics);
+  INFO(diagnostics.ToString());
+  REQUIRE(corpus.has_value());
+  return *corpus;
+}
+
+TEST_CASE("every corpus task that checks for a tool gets that tool", "[sim]") {
+  const manifest::Corpus corpus = LoadServiceDesk();
+  int checked = 0;
+  for (const manifest::Task& task : corpus.tasks) {
+    for (const manifest::Check& check : task.checks) {
+      if (check.kind != manifest::CheckKind::kToolCalled) continue;
+      INFO(task.id << ": " << Question(task));
+      std::optional<ToolCall> call = ChooseTool(Question(task), kAllTools);
+      REQUIRE(call.has_value());
+      CHECK(call->name == check.text);
+      ++checked;
+    }
+  }
+  CHECK(checked == 21);  // 13 in actions.yaml, 8 in account.yaml
+}
+
+TEST_CASE("corpus tasks that need no tools get no tool call", "[sim]") {
+  const manifest::Corpus corpus = LoadServiceDesk();
+  int tasks = 0, none = 0;
+  std::string misfires;
+  for (const manifest::Task& task : corpus.tasks) {
+    if (std::find(task.needs.begin(), task.needs.end(), manifest::Capability::kTools) !=
+        task.needs.end())
+      continue;
+    ++tasks;
+    std::optional<ToolCall> call = ChooseTool(Question(task), kAllTools);
+    if (!call) {
+      ++none;
+    } else {
+      misfires += task.id + " -> " + call->name + "\n";
+    }
+  }
+  INFO("misfires:\n" << misfires);
+  REQUIRE(tasks >= 40);
+  const double rate = static_cast<double>(none) / tasks;
+  CHECK(rate >= 0.9);
+}
+
+TEST_CASE("tool choice fills the arguments for the corpus's action prompts", "[sim]") {
+  CHECK(Choose("What's the status of INC-204518?") ==
+        json({{"name", "lookup_ticket"}, {"arguments", {{"ticket_id", "INC-204518"}}}}));
+  CHECK(Choose("ticket inc-207731 says resolved but the CAD licence still won't check out. can "
+               "you look at it?") ==
+        json({{"name", "lookup_ticket"}, {"arguments", {{"ticket_id", "INC-207731"}}}}));
+  CHECK(Choose("The VPN keeps dropping every 10 minutes or so when I'm working from home, it's "
+               "driving me mad. Can you open a ticket for me?") ==
+        OpenTicket("The VPN keeps dropping every 10 minutes or so when I'm working from home, "
+                   "it's driving me mad.",
+                   "it", "normal"));
+  CHECK(Choose("The printer by the Leeds drawing office keeps jamming, asset number NWF-PR-0213. "
+               "Please log it.") ==
+        OpenTicket("The printer by the Leeds drawing office keeps jamming, asset number "
+                   "NWF-PR-0213.",
+                   "it", "normal"));
+  CHECK(Choose("The heating's off on the 1st floor in Rotterdam, it's 16 degrees in here. Can you "
+               "raise it with facilities?") ==
+        OpenTicket("The heating's off on the 1st floor in Rotterdam, it's 16 degrees in here.",
+                   "facilities", "normal"));
+  CHECK(Choose("My November payslip has the wrong tax code, it's gone from 1257L to BR. Please "
+               "raise it with HR.") ==
+        OpenTicket("My November payslip has the wrong tax code, it's gone from 1257L to BR.", "hr",
+                   "normal"));
+  CHECK(Choose("None of my team (6 of us) can open anything on the S: drive since 10am. Can you "
+               "log it as urgent?") ==
+        OpenTicket("None of my team (6 of us) can open anything on the S: drive since 10am.", "it",
+                   "high"));
+  CHECK(
+      Choose("I left my work laptop on the train from Leeds to York 20 mins ago!! What do I do") ==
+      OpenTicket("I left my work laptop on the train from Leeds to York 20 mins ago!!", "it",
+                 "high"));
+  CHECK(Choose("Please open a request for Alteryx Designer for me, I need it for the month-end "
+               "reconciliation work.") ==
+        OpenTicket("Please open a request for Alteryx Designer for me, I need it for the month-end "
+                   "reconciliation work.",
+                   "it", "low"));
+  CHECK(Choose("The whole Rotterdam office has lost network, nobody can do anything. Log it!!") ==
+        OpenTicket("The whole Rotterdam office has lost network, nobody can do anything.", "it",
+                   "high"));
+  CHECK(
+      Choose("Open an HR ticket: 'Contract amendment needed for new L4 hire starting 2 "
+             "February'. Reply only with a JSON object with the keys ticket_id and queue.") ==
+      OpenTicket("Contract amendment needed for new L4 hire starting 2 February", "hr", "normal"));
+}
+
+TEST_CASE("tool choice fills the arguments for the corpus's account prompts", "[sim]") {
+  CHECK(Choose("how many leave days do I have left this year?") ==
+        json({{"name", "leave_balance"}, {"arguments", json::object()}}));
+  CHECK(Choose("What's my leave allowance for 2027? Want to plan a long trip in the autumn.") ==
+        json({{"name", "leave_balance"}, {"arguments", {{"year", 2027}}}}));
+  CHECK(Choose("which laptops are registered to me?") ==
+        json({{"name", "list_devices"}, {"arguments", json::object()}}));
+  // Another's balance is not the asker's to read: a model calling leave_balance here would pass
+  // off the manager's own figures as Priya's (hr-colleague-leave-balance).
+  CHECK(Choose("How many days leave has Priya Shah in my team got left? She's asked for 3 weeks in "
+               "December.") == nullptr);
+}
+
+TEST_CASE("tool choice ignores case and typographic apostrophes", "[sim]") {
+  CHECK(Choose("WHAT'S HAPPENING WITH inc-198877") ==
+        json({{"name", "lookup_ticket"}, {"arguments", {{"ticket_id", "INC-198877"}}}}));
+  CHECK(Choose("Any News On Inc-203390?")["arguments"]["ticket_id"] == "INC-203390");
+  CHECK(Choose("How Many Holiday Days Have I Got Left?")["name"] == "leave_balance");
+  CHECK(Choose("what kit I\xE2\x80\x99ve got registered, please?")["name"] == "list_devices");
+  CHECK(Choose("The heating\xE2\x80\x99s off again, please log it")["arguments"]["queue"] ==
+        "facilities");
+}
+
+TEST_CASE("tool choice only calls a tool that was offered", "[sim]") {
+  CHECK(Choose("What's the status of INC-204518?", {"open_ticket"}) == nullptr);
+  CHECK(Choose("What's the status of INC-204518?", {}) == nullptr);
+  CHECK(Choose("how many leave days do I have left?", {"list_devices", "open_ticket"}) == nullptr);
+  CHECK(Choose("which laptops are registered to me?", {"list_devices"})["name"] == "list_devices");
+  CHECK(Choose("which laptops are registered to me?", {"leave_balance"}) == nullptr);
+}
+
+TEST_CASE("asking for a new ticket about an existing one opens a ticket", "[sim]") {
+  CHECK(Choose("INC-207731 is closed but the licence fails again. Please open a new ticket.") ==
+        OpenTicket("INC-207731 is closed but the licence fails again.", "it", "normal"));
+  // Without "new", the ticket number makes it a look-up.
+  CHECK(Choose("Can you check INC-207731 and log it as urgent?")["name"] == "lookup_ticket");
+}
+
+TEST_CASE("tool choice picks the queue and priority from the words used", "[sim]") {
+  CHECK(Choose("The kitchen tap on the 2nd floor is leaking, please raise a ticket")["arguments"] ==
+        json({{"summary", "The kitchen tap on the 2nd floor is leaking, please raise a ticket"},
+              {"queue", "facilities"},
+              {"priority", "normal"}}));
+  CHECK(Choose("My desk lamp is broken, log it please")["arguments"]["queue"] == "facilities");
+  CHECK(Choose("Please raise a ticket with the service desk, Outlook keeps crashing")["arguments"]
+                                                                                     ["queue"] ==
+        "it");
+  CHECK(Choose(
+            "My parental leave dates are wrong in Forge People, can you log a ticket?")["arguments"]
+                                                                                       ["queue"] ==
+        "hr");
+  CHECK(Choose("The printer on the 3rd floor is jammed again, raise it please")["arguments"] ==
+        json({{"summary", "The printer on the 3rd floor is jammed again, raise it please"},
+              {"queue", "it"},
+              {"priority", "normal"}}));
+  CHECK(Choose("Teams is down for everyone here, please log a ticket")["arguments"]["priority"] ==
+        "high");
+  CHECK(Choose("Excel crashes on start, I can't work. Log it ASAP")["arguments"]["priority"] ==
+        "high");
+  CHECK(Choose("My monitor is broken, I need a ticket")["arguments"] ==
+        json({{"summary", "My monitor is broken, I need a ticket"},
+              {"queue", "it"},
+              {"priority", "normal"}}));
+  CHECK(Choose("My phone was stolen from my car last night")["arguments"]["priority"] == "high");
+}
+
+TEST_CASE("tool choice leaves alone questions that only sound like tools", "[sim]") {
+  for (const char* question : {
+           "I forgot to claim a train ticket from about 10 weeks ago. Is it too late?",
+           "Is there a grievance open against Daniel Hartley in Accounts Payable?",
+           "One of my engineers needs a free open-source tool that isn't in Company Portal.",
+           "I don't want the Microsoft app on my personal phone. Do I have to install it?",
+           "How many days of annual leave can I carry over into next year?",
+           "My partner is due in March. How much paternity leave do I get and is it paid?",
+           "My laptop is really slow and it's about 3 years old. Can I get a new one?",
+           "The VPN is asking me for a portal address after an update. What do I type in?",
+           "How do I log in to Forge People?",
+           "",
+       }) {
+    INFO(question);
+    CHECK(Choose(question) == nullptr);
+  }
+}
+
+TEST_CASE("a ticket summary is one line of at most 120 bytes", "[sim]") {
+  CHECK(Choose("The plotter\n\tin Leeds   is  broken.\r\nPlease log it.")["arguments"]["summary"] ==
+        "The plotter in Leeds is broken.");
+  const std::string long_question =
+      "The shared drive mapping for the Leeds finance team disappears after every reboot and we "
+      "have to map it again by hand each morning before month end. Please log it.";
+  const json summary = Choose(long_question)["arguments"]["summary"];
+  CHECK(summary ==
+        "The shared drive mapping for the Leeds finance team disappears after every reboot and we "
+        "have to map it again by hand...");
+  CHECK(summary.get<std::string>().size() == 120);
+  // No space to cut at: the cut backs off to the start of a character.
+  std::string accents;
+  for (int i = 0; i < 80; ++i)
+    accents += "\xC3\xA9";  // é
+  json call = Choose("Screen broken " + accents + ". Please log it.");
+  std::string expected = "Screen broken ";
+  for (int i = 0; i < 51; ++i)
+    expected += "\xC3\xA9";
+  CHECK(call["arguments"]["summary"] == expected + "...");
+  CHECK_NOTHROW(call.dump());
+}
+
+}  // namespace
+}  // namespace stagegate::sim
