@@ -99,6 +99,8 @@ TEST_CASE("a streamed chat has the role first, content, a finish, usage and [DON
   CHECK(usage["usage"]["completion_tokens"] == content_events);
   CHECK(usage["usage"]["prompt_tokens"].get<int64_t>() > 0);
   CHECK(Content(r.body).size() > 20);
+  // Every event is compact JSON with sorted keys, as one JSON library writes it.
+  for (size_t i = 0; i + 1 < events.size(); ++i) CHECK(json::parse(events[i]).dump() == events[i]);
 }
 
 TEST_CASE("a non-streamed chat is one JSON body with usage", "[sim]") {
