@@ -10,10 +10,14 @@
 #include "base/strings.h"
 #include "manifest/corpus.h"
 #include "sim/answer.h"
+#include "sim/demo_corpus.h"
 #include "test_util.h"
 
 namespace stagegate::sim {
 namespace {
+
+using testing::DemoCorpus;
+using testing::Question;
 
 using manifest::Document;
 using nlohmann::json;
@@ -24,24 +28,6 @@ bool Matches(const std::string& text, const std::string& pattern) {
 
 const std::string kToolFailurePattern = "unavailable|can't reach|cannot reach|try again later";
 const std::string kClaimedTicketPattern = "INC-[0-9]{6} (has been )?(opened|created|raised)";
-
-struct LoadedCorpus {
-  std::optional<manifest::Corpus> corpus;
-  std::string diagnostics;
-};
-
-const manifest::Corpus& DemoCorpus() {
-  static const LoadedCorpus loaded = [] {
-    manifest::Diagnostics diagnostics;
-    LoadedCorpus result;
-    result.corpus = manifest::LoadCorpus(STAGEGATE_SOURCE_DIR "/corpus/service-desk", diagnostics);
-    result.diagnostics = diagnostics.ToString();
-    return result;
-  }();
-  INFO(loaded.diagnostics);
-  REQUIRE(loaded.corpus.has_value());
-  return *loaded.corpus;
-}
 
 // Whether `answer` passes the task's contains, not_contains and regex checks.
 bool PassesTextChecks(const manifest::Task& task, const std::string& answer) {

@@ -8,11 +8,15 @@
 
 #include "base/strings.h"
 #include "manifest/corpus.h"
+#include "sim/demo_corpus.h"
 #include "sim/retrieval.h"
 #include "test_util.h"
 
 namespace stagegate::sim {
 namespace {
+
+using testing::DemoCorpus;
+using testing::Question;
 
 using manifest::Document;
 using Strings = std::vector<std::string>;
@@ -222,31 +226,6 @@ TEST_CASE("a long paragraph is cut to whole sentences around its best one", "[si
 
 // ---- The demo corpus
 // ------------------------------------------------------------------------------
-
-struct LoadedCorpus {
-  std::optional<manifest::Corpus> corpus;
-  std::string diagnostics;
-};
-
-const manifest::Corpus& DemoCorpus() {
-  static const LoadedCorpus loaded = [] {
-    manifest::Diagnostics diagnostics;
-    LoadedCorpus result;
-    result.corpus = manifest::LoadCorpus(STAGEGATE_SOURCE_DIR "/corpus/service-desk", diagnostics);
-    result.diagnostics = diagnostics.ToString();
-    return result;
-  }();
-  INFO(loaded.diagnostics);
-  REQUIRE(loaded.corpus.has_value());
-  return *loaded.corpus;
-}
-
-std::string Question(const manifest::Task& task) {
-  if (!task.prompt.empty()) return task.prompt;
-  for (auto it = task.messages.rbegin(); it != task.messages.rend(); ++it)
-    if (it->role == "user") return it->content;
-  return "";
-}
 
 bool Needs(const manifest::Task& task, manifest::Capability capability) {
   return std::find(task.needs.begin(), task.needs.end(), capability) != task.needs.end();

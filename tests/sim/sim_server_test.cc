@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "manifest/corpus.h"
+#include "sim/demo_corpus.h"
 #include "sim/http_test_client.h"
 #include "sim/sim_server.h"
 #include "test_util.h"
@@ -14,21 +15,13 @@
 namespace stagegate::sim {
 namespace {
 
+using testing::DemoCorpus;
+using testing::Question;
+
 using nlohmann::json;
 using testing::HttpResult;
 using testing::Request;
 using testing::SseData;
-
-const manifest::Corpus& DemoCorpus() {
-  static const manifest::Corpus corpus = [] {
-    manifest::Diagnostics diagnostics;
-    std::optional<manifest::Corpus> loaded =
-        manifest::LoadCorpus(testing::SourcePath("corpus/service-desk"), diagnostics);
-    REQUIRE(loaded.has_value());
-    return *loaded;
-  }();
-  return corpus;
-}
 
 std::unique_ptr<SimServer> StartSim(SimProfile profile = SimProfile::Fast()) {
   Result<std::unique_ptr<SimServer>> server =
@@ -100,7 +93,8 @@ TEST_CASE("a streamed chat has the role first, content, a finish, usage and [DON
   CHECK(usage["usage"]["prompt_tokens"].get<int64_t>() > 0);
   CHECK(Content(r.body).size() > 20);
   // Every event is compact JSON with sorted keys, as one JSON library writes it.
-  for (size_t i = 0; i + 1 < events.size(); ++i) CHECK(json::parse(events[i]).dump() == events[i]);
+  for (size_t i = 0; i + 1 < events.size(); ++i)
+    CHECK(json::parse(events[i]).dump() == events[i]);
 }
 
 TEST_CASE("a non-streamed chat is one JSON body with usage", "[sim]") {

@@ -6,10 +6,14 @@
 #include <vector>
 
 #include "manifest/corpus.h"
+#include "sim/demo_corpus.h"
 #include "test_util.h"
 
 namespace stagegate::sim {
 namespace {
+
+using testing::DemoCorpus;
+using testing::Question;
 
 using nlohmann::json;
 
@@ -26,14 +30,6 @@ json Choose(std::string_view question, const std::vector<std::string>& offered =
 json OpenTicket(const std::string& summary, const std::string& queue, const std::string& priority) {
   return {{"name", "open_ticket"},
           {"arguments", {{"summary", summary}, {"queue", queue}, {"priority", priority}}}};
-}
-
-std::string Question(const manifest::Task& task) {
-  if (!task.prompt.empty()) return task.prompt;
-  for (auto it = task.messages.rbegin(); it != task.messages.rend(); ++it) {
-    if (it->role == "user") return it->content;
-  }
-  return "";
 }
 
 manifest::Corpus LoadServiceDesk() {
