@@ -1,5 +1,7 @@
 #include "sim/application.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -104,6 +106,13 @@ Application::Application(asio::io_context& io, const SimProfile& profile,
       engine_(io, profile, metrics_) {
   if (corpus_) {
     index_ = std::make_unique<RetrievalIndex>(corpus_->documents);
+    for (const manifest::Document& document : corpus_->documents) {
+      std::vector<std::string> terms = SearchTerms(document.title + "\n" + document.body);
+      std::sort(terms.begin(), terms.end());
+      terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+      for (const std::string& term : terms)
+        ++document_frequency_[term];
+    }
     for (const manifest::Persona& persona : corpus_->personas)
       personas_by_token_[PersonaToken(persona)] = &persona;
   }
@@ -245,21 +254,43 @@ void Application::AfterIdentity(std::shared_ptr<Exchange> exchange) {
       return leak || (identity ? Allowed(document, persona) : document.access.empty());
     });
     exchange->AddTiming("retrieval", MillisSince(started));
-    if (identity && !leak) {
-      std::vector<Passage> best = index_->Search(x.question, 1);
-      if (!best.empty() && !Allowed(*best[0].document, persona)) {
-        // Name the groups, never the document: even a title can confirm what must stay secret.
-        const std::string what = "documents restricted to " + Join(best[0].document->access, ", ");
-        if (profile_.denial == DenialMode::kStatus403)
-          return SendError(*x.responder, x.request.path, 403,
-                           "you are not authorised to read " + what);
-        // A refusal answer: generated like any other, with no restricted text in it.
-        x.passages.clear();
-        x.refusal = RefusalAnswer(what);
-      }
+    const manifest::Document* forbidden =
+        identity && !leak ? AskedForbidden(x.question, persona) : nullptr;
+    if (forbidden) {
+      // Name the groups, never the document: even a title can confirm what must stay secret.
+      const std::string what = "documents restricted to " + Join(forbidden->access, ", ");
+      if (profile_.denial == DenialMode::kStatus403)
+        return SendError(*x.responder, x.request.path, 403,
+                         "you are not authorised to read " + what);
+      // A refusal answer: generated like any other, with no restricted text in it.
+      x.passages.clear();
+      x.refusal = RefusalAnswer(what);
     }
     AfterRetrieval(exchange);
   });
+}
+
+const manifest::Document* Application::AskedForbidden(const std::string& question,
+                                                      const manifest::Persona* persona) const {
+  // A question asks for a restricted document when that document is among the best three for it
+  // and the question names it: shares a word of its title that is rare in the corpus (in at most
+  // a quarter of the documents; "plan" names nothing) and is not a number ("my leave for 2027" is
+  // not about a plan with 2027 in its title). Measured on the demo corpus: every refusal task is
+  // denied, and 2 of 66 other tasks (both rank the confidential restructure plan first).
+  std::vector<std::string> asked = SearchTerms(question);
+  const size_t rare = std::max<size_t>(1, corpus_->documents.size() / 4);
+  for (const Passage& hit : index_->Search(question, 3)) {
+    if (Allowed(*hit.document, persona)) continue;
+    for (const std::string& term : SearchTerms(hit.document->title)) {
+      bool numeric =
+          std::all_of(term.begin(), term.end(), [](unsigned char c) { return std::isdigit(c); });
+      auto frequency = document_frequency_.find(term);
+      bool names = frequency != document_frequency_.end() && frequency->second <= rare;
+      if (!numeric && names && std::find(asked.begin(), asked.end(), term) != asked.end())
+        return hit.document;
+    }
+  }
+  return nullptr;
 }
 
 void Application::AfterRetrieval(std::shared_ptr<Exchange> exchange) {

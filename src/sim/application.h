@@ -35,6 +35,9 @@ class Application {
   void AfterIdentity(std::shared_ptr<Exchange> exchange);
   void AfterRetrieval(std::shared_ptr<Exchange> exchange);
   void Answer(std::shared_ptr<Exchange> exchange);
+  /// The restricted document `question` asks for that `persona` may not read, or null.
+  const manifest::Document* AskedForbidden(const std::string& question,
+                                           const manifest::Persona* persona) const;
   void SendError(HttpResponder& responder, const std::string& path, int status,
                  const std::string& message);
 
@@ -47,6 +50,7 @@ class Application {
   BatchEngine engine_;
   std::unique_ptr<RetrievalIndex> index_;
   std::map<std::string, const manifest::Persona*> personas_by_token_;
+  std::map<std::string, size_t> document_frequency_;  // search term -> documents holding it
   uint64_t next_id_ = 1;
 };
 

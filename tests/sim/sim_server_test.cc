@@ -263,6 +263,34 @@ TEST_CASE("identity: a restricted document is denied without leaking its canary"
   CHECK(Content(anonymous.body).find("CANARY-") == std::string::npos);
 }
 
+TEST_CASE("identity: every refusal task of the corpus is denied, and nearly nothing else",
+          "[sim]") {
+  auto sim = StartSim();
+  int refusals = 0, refused = 0, others = 0, over_denied = 0;
+  for (const manifest::Task& task : DemoCorpus().tasks) {
+    bool expects_refusal = false;
+    for (const manifest::Check& check : task.checks)
+      expects_refusal |= check.kind == manifest::CheckKind::kRefusal && check.expect_refusal;
+    HttpResult r = AskAs(*sim, task.persona.name, Question(task));
+    INFO(task.id << " -> " << r.status);
+    if (expects_refusal) {
+      ++refusals;
+      refused += r.status == 403 ? 1 : 0;
+      CHECK(r.status == 403);
+    } else {
+      ++others;
+      over_denied += r.status == 403 ? 1 : 0;
+    }
+    CHECK((r.status == 200 || r.body.find("CANARY-") == std::string::npos));
+  }
+  CHECK(refusals >= 5);
+  CHECK(refused == refusals);
+  // Measured 2 of 66: a question about leave in 2027 and a kick-off with the fabrication planners
+  // both rank the confidential restructure plan first and share a rare word of its title.
+  CHECK(over_denied <= 2);
+  CHECK(others >= 60);
+}
+
 TEST_CASE("identity: the refusal mode answers with a refusal instead of 403", "[sim]") {
   SimProfile profile = SimProfile::Fast();
   profile.denial = DenialMode::kRefusal;
