@@ -78,7 +78,8 @@ class OpenAiStreamDecoder {
   /// When each token event arrived.
   const std::vector<int64_t>& content_times_ns() const { return content_times_ns_; }
   int64_t content_events() const { return static_cast<int64_t>(content_times_ns_.size()); }
-  /// Events with data handled before the end, [DONE] excluded: the N of "chunk N" in errors.
+  /// Non-blank data events handled before the end, [DONE] excluded, a malformed one included:
+  /// the N of "chunk N" in the malformed reason.
   int64_t chunks() const { return chunks_; }
   /// When the state left kStreaming: [DONE], an error, a malformed chunk, or OnEnd.
   std::optional<int64_t> end_ns() const { return end_ns_; }
