@@ -16,7 +16,7 @@ double SecondsSince(Clock::time_point start) {
 }  // namespace
 
 BatchEngine::BatchEngine(asio::io_context& io, const SimProfile& profile, Metrics& metrics)
-    : io_(io), profile_(profile), metrics_(metrics), timer_(io) {}
+    : profile_(profile), metrics_(metrics), timer_(io) {}
 
 uint64_t BatchEngine::Submit(int64_t prompt_tokens, int64_t output_tokens, SequenceEvents events) {
   if (profile_.zero_delay()) {

@@ -54,7 +54,6 @@ class BatchEngine {
   void Publish();
   int64_t KvNeed(const Sequence& s) const { return s.prompt_tokens + s.output_tokens; }
 
-  asio::io_context& io_;
   const SimProfile& profile_;
   Metrics& metrics_;
   asio::steady_timer timer_;

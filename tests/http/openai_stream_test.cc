@@ -8,11 +8,15 @@
 #include <string_view>
 #include <vector>
 
+#include "http/splits.h"
 #include "http/sse_parser.h"
 #include "test_util.h"
 
 namespace stagegate::http {
 namespace {
+
+using testing::ByteByByte;
+using testing::RandomSplit;
 
 using State = OpenAiStreamDecoder::State;
 
@@ -103,27 +107,6 @@ OpenAiStreamDecoder DecodeData(const std::vector<std::string>& data) {
   for (const std::string& text : data)
     decoder.OnEvent(SseEvent{.data = text}, ns += kEventNs);
   return decoder;
-}
-
-std::vector<std::string_view> ByteByByte(std::string_view stream) {
-  std::vector<std::string_view> pieces;
-  for (size_t at = 0; at < stream.size(); ++at)
-    pieces.push_back(stream.substr(at, 1));
-  return pieces;
-}
-
-std::vector<std::string_view> RandomSplit(std::string_view stream, std::mt19937& random) {
-  std::uniform_int_distribution<size_t> small(0, 8);
-  std::uniform_int_distribution<size_t> large(0, 400);
-  std::bernoulli_distribution pick_small(0.7);
-  std::vector<std::string_view> pieces;
-  for (size_t at = 0; at < stream.size();) {
-    const size_t length =
-        std::min(stream.size() - at, pick_small(random) ? small(random) : large(random));
-    pieces.push_back(stream.substr(at, length));
-    at += length;
-  }
-  return pieces;
 }
 
 std::optional<int64_t> EventTime(int64_t event) {

@@ -10,10 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "http/splits.h"
 #include "test_util.h"
 
 namespace stagegate::http {
 namespace {
+
+using testing::ByteByByte;
+using testing::RandomSplit;
 
 using Events = std::vector<SseEvent>;
 using namespace std::string_literals;
@@ -75,29 +79,6 @@ std::string Describe(const Parsed& parsed) {
          " comments=" + std::to_string(parsed.comments) + " last_comment=\"" + parsed.last_comment +
          "\" retry=" + (parsed.retry_ms ? std::to_string(*parsed.retry_ms) : std::string("none")) +
          "\n";
-}
-
-std::vector<std::string_view> ByteByByte(std::string_view stream) {
-  std::vector<std::string_view> pieces;
-  for (size_t at = 0; at < stream.size(); ++at)
-    pieces.push_back(stream.substr(at, 1));
-  return pieces;
-}
-
-// Cuts `stream` at random places: mostly short pieces (splits inside line endings, field names
-// and characters are likely), sometimes long ones (several events in one piece).
-std::vector<std::string_view> RandomSplit(std::string_view stream, std::mt19937& random) {
-  std::uniform_int_distribution<size_t> small(0, 8);
-  std::uniform_int_distribution<size_t> large(0, 400);
-  std::bernoulli_distribution pick_small(0.7);
-  std::vector<std::string_view> pieces;
-  for (size_t at = 0; at < stream.size();) {
-    const size_t length =
-        std::min(stream.size() - at, pick_small(random) ? small(random) : large(random));
-    pieces.push_back(stream.substr(at, length));  // zero-length pieces are fed too
-    at += length;
-  }
-  return pieces;
 }
 
 TEST_CASE("a blank line dispatches the data lines, one leading space removed", "[sse]") {
