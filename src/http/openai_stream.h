@@ -40,15 +40,21 @@ struct StreamUsage {
 ///   "message": ...}` (vLLM) ends the stream in kError with the message.
 /// - `[DONE]` ends the stream in kDone. An event whose data is empty or blank is a keep-alive and
 ///   is ignored; the event type is not looked at.
-/// Shapes: data that is not JSON, or JSON that is not an object, ends the stream in kMalformed.
-/// Inside an object any field of an unexpected type counts as absent (content: 5 adds nothing;
-/// choices: "x" carries no choice), so a usable chunk is never lost to one odd field.
+/// Shapes: data that is not JSON, or JSON that is not an object, ends the stream in kMalformed;
+/// so does JSON nested over 1024 levels deep (the parser's limit). Inside an object any field of
+/// an unexpected type counts as absent (content: 5 adds nothing; choices: "x" carries no choice),
+/// so a usable chunk is never lost to one odd field. Of duplicate keys the last counts; an
+/// integer beyond 64 bits is read as a double (so it is no count or index).
 ///
 /// A token event is an event whose choice 0 carries non-empty content, reasoning or tool-call
 /// arguments. content_times_ns() has one entry per token event, so its first entry is
 /// first_token_ns() and its gaps are the inter-token latencies.
 ///
-/// Not thread-safe; one decoder per response.
+/// Not thread-safe; one decoder per response. Chunks are parsed (simdjson) by a parser owned by
+/// the calling thread and shared with the other decoders that thread runs, so memory does not
+/// grow with the number of live decoders: each thread keeps about 15 bytes per byte of the
+/// largest chunk it has decoded, up to a 64 KiB chunk (larger ones are freed at the thread's
+/// next chunk). A decoder may move between threads but is used by one thread at a time.
 class OpenAiStreamDecoder {
  public:
   enum class State { kStreaming, kDone, kError, kMalformed };

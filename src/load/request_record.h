@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stagegate::load {
 
@@ -47,7 +48,20 @@ struct RequestRecord {
   std::string token_source;  // "usage" or "counted"
   std::string finish_reason;
   std::string answer_text;
-  std::string trace_id;
+  std::string trace_id;  // the W3C trace id sent in `traceparent`
+
+  // Added with schema 3.
+  int64_t worker = 0;                              // the worker thread that sent it
+  bool warmup = false;                             // excluded from statistics
+  bool streamed = true;                            // asked for a streamed response
+  std::optional<int64_t> queue_ns;                 // waited this long for a free slot under a cap
+  std::optional<int64_t> requested_input_tokens;   // a synthetic prompt's designed length
+  std::optional<int64_t> requested_output_tokens;  // max_tokens asked for
+  std::string input_token_source;                  // "usage", "requested" or ""
+  std::string reasoning_text;
+  std::string tool_calls_json = "[]";   // [{"index","id","type","name","arguments"}]
+  std::string server_timing;            // the Server-Timing header as received
+  std::vector<int64_t> chunk_times_ns;  // each token event (content, reasoning, tool arguments)
 };
 
 }  // namespace stagegate::load

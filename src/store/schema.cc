@@ -120,6 +120,20 @@ const std::vector<std::string>& Migrations() {
         PRIMARY KEY (item_id, reviewer, criterion)
       );
       )sql",
+      // 3: what the load engine records beyond the first schema: warmup, queueing, requested
+      // lengths, reasoning, tool calls and Server-Timing per request.
+      R"sql(
+      ALTER TABLE requests ADD COLUMN worker INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE requests ADD COLUMN warmup INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE requests ADD COLUMN streamed INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE requests ADD COLUMN queue_ns INTEGER;
+      ALTER TABLE requests ADD COLUMN requested_input_tokens INTEGER;
+      ALTER TABLE requests ADD COLUMN requested_output_tokens INTEGER;
+      ALTER TABLE requests ADD COLUMN input_token_source TEXT NOT NULL DEFAULT '';
+      ALTER TABLE requests ADD COLUMN reasoning_text TEXT NOT NULL DEFAULT '';
+      ALTER TABLE requests ADD COLUMN tool_calls_json TEXT NOT NULL DEFAULT '[]';
+      ALTER TABLE requests ADD COLUMN server_timing TEXT NOT NULL DEFAULT '';
+      )sql",
   };
   return kMigrations;
 }

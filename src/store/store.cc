@@ -1,5 +1,8 @@
 #include "store/store.h"
 
+#include <sqlite3.h>
+
+#include <cstdlib>
 #include <filesystem>
 
 #include "store/schema.h"
@@ -42,7 +45,37 @@ constexpr const char* kRequestColumns =
     "run_id, phase_id, sequence, task_id, persona, intended_ns, sent_ns, first_byte_ns, "
     "first_token_ns, first_answer_ns, end_ns, outcome, http_status, curl_code, error_message, "
     "retry_after_s, input_tokens, output_tokens, token_source, finish_reason, answer_text, "
-    "trace_id";
+    "trace_id, worker, warmup, streamed, queue_ns, requested_input_tokens, "
+    "requested_output_tokens, input_token_source, reasoning_text, tool_calls_json, server_timing";
+
+// Chunk times are kept as gaps from the request's send (or intended) time, space-separated: about
+// a third of the bytes of absolute times.
+std::string EncodeChunkTimes(const std::vector<int64_t>& times, int64_t origin) {
+  std::string text;
+  text.reserve(times.size() * 8);
+  int64_t previous = origin;
+  for (int64_t t : times) {
+    if (!text.empty()) text += ' ';
+    text += std::to_string(t - previous);
+    previous = t;
+  }
+  return text;
+}
+
+std::vector<int64_t> DecodeChunkTimes(const std::string& text, int64_t origin) {
+  std::vector<int64_t> times;
+  int64_t previous = origin;
+  const char* p = text.c_str();
+  while (*p != '\0') {
+    char* end = nullptr;
+    const long long gap = std::strtoll(p, &end, 10);
+    if (end == p) break;
+    previous += gap;
+    times.push_back(previous);
+    p = end;
+  }
+  return times;
+}
 
 }  // namespace
 
@@ -189,10 +222,13 @@ Result<std::vector<PhaseInfo>> Store::ListPhases(const std::string& run_id) {
 Status Store::AddRequests(const std::vector<load::RequestRecord>& records) {
   Transaction transaction(*db_);
   SG_RETURN_IF_ERROR(transaction.begin_status());
-  Result<Statement> insert =
-      Statement::Prepare(*db_, std::string("INSERT INTO requests (") + kRequestColumns +
-                                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Result<Statement> insert = Statement::Prepare(
+      *db_, std::string("INSERT INTO requests (") + kRequestColumns +
+                ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
+  Result<Statement> insert_chunks =
+      Statement::Prepare(*db_, "INSERT INTO chunks (request_id, times_ns) VALUES (?, ?)");
+  if (!insert_chunks.ok()) return insert_chunks.status();
   for (const load::RequestRecord& r : records) {
     Statement& s = *insert;
     s.Bind(1, r.run_id).Bind(2, r.phase_id).Bind(3, r.sequence).Bind(4, r.task_id);
@@ -201,9 +237,21 @@ Status Store::AddRequests(const std::vector<load::RequestRecord>& records) {
     s.Bind(12, load::OutcomeName(r.outcome)).Bind(13, r.http_status).Bind(14, r.curl_code);
     s.Bind(15, r.error_message).Bind(16, r.retry_after_s).Bind(17, r.input_tokens);
     s.Bind(18, r.output_tokens).Bind(19, r.token_source).Bind(20, r.finish_reason);
-    s.Bind(21, r.answer_text).Bind(22, r.trace_id);
+    s.Bind(21, r.answer_text).Bind(22, r.trace_id).Bind(23, r.worker);
+    s.Bind(24, int64_t{r.warmup}).Bind(25, int64_t{r.streamed}).Bind(26, r.queue_ns);
+    s.Bind(27, r.requested_input_tokens).Bind(28, r.requested_output_tokens);
+    s.Bind(29, r.input_token_source).Bind(30, r.reasoning_text).Bind(31, r.tool_calls_json);
+    s.Bind(32, r.server_timing);
     Status inserted = s.Run();
     if (!inserted.ok()) return inserted.WithContext("request " + std::to_string(r.sequence));
+    if (!r.chunk_times_ns.empty()) {
+      const int64_t request_id = sqlite3_last_insert_rowid(db_->handle());
+      insert_chunks->Bind(1, request_id)
+          .Bind(2, EncodeChunkTimes(r.chunk_times_ns, r.sent_ns.value_or(r.intended_ns)));
+      Status chunks = insert_chunks->Run();
+      if (!chunks.ok())
+        return chunks.WithContext("chunks of request " + std::to_string(r.sequence));
+    }
   }
   return transaction.Commit();
 }
@@ -211,6 +259,7 @@ Status Store::AddRequests(const std::vector<load::RequestRecord>& records) {
 Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& run_id) {
   Result<Statement> query = Statement::Prepare(
       *db_, std::string("SELECT id, ") + kRequestColumns +
+                ", (SELECT times_ns FROM chunks WHERE chunks.request_id = requests.id)"
                 " FROM requests WHERE run_id = ? ORDER BY (SELECT ordinal FROM phases WHERE "
                 "phases.id = requests.phase_id), sequence");
   if (!query.ok()) return query.status();
@@ -246,6 +295,18 @@ Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& 
     r.finish_reason = q.Text(20);
     r.answer_text = q.Text(21);
     r.trace_id = q.Text(22);
+    r.worker = q.Int(23);
+    r.warmup = q.Int(24) != 0;
+    r.streamed = q.Int(25) != 0;
+    r.queue_ns = q.OptionalInt(26);
+    r.requested_input_tokens = q.OptionalInt(27);
+    r.requested_output_tokens = q.OptionalInt(28);
+    r.input_token_source = q.Text(29);
+    r.reasoning_text = q.Text(30);
+    r.tool_calls_json = q.Text(31);
+    r.server_timing = q.Text(32);
+    if (!q.IsNull(33))
+      r.chunk_times_ns = DecodeChunkTimes(q.Text(33), r.sent_ns.value_or(r.intended_ns));
     records.push_back(std::move(r));
   }
   if (!query->status().ok()) return query->status();

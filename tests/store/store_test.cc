@@ -234,6 +234,17 @@ void CheckRequest(const RequestRecord& actual, const RequestRecord& expected) {
   CHECK(actual.finish_reason == expected.finish_reason);
   CHECK(actual.answer_text == expected.answer_text);
   CHECK(actual.trace_id == expected.trace_id);
+  CHECK(actual.worker == expected.worker);
+  CHECK(actual.warmup == expected.warmup);
+  CHECK(actual.streamed == expected.streamed);
+  CHECK(actual.queue_ns == expected.queue_ns);
+  CHECK(actual.requested_input_tokens == expected.requested_input_tokens);
+  CHECK(actual.requested_output_tokens == expected.requested_output_tokens);
+  CHECK(actual.input_token_source == expected.input_token_source);
+  CHECK(actual.reasoning_text == expected.reasoning_text);
+  CHECK(actual.tool_calls_json == expected.tool_calls_json);
+  CHECK(actual.server_timing == expected.server_timing);
+  CHECK(actual.chunk_times_ns == expected.chunk_times_ns);
 }
 
 // The outcomes and the names stores keep them under. The names are data on disk: they must never
@@ -294,6 +305,18 @@ RequestRecord MakeRequest(int n, const std::string& run_id, int64_t phase_id, in
   r.finish_reason = "reason-" + tag;
   r.answer_text = "answer " + tag + " \xC3\xBC it's done";
   r.trace_id = "00-trace" + tag + "-01";
+  r.worker = n % 3;
+  r.warmup = n % 2 == 1;
+  r.streamed = n % 2 == 0;
+  if (set & kSent) r.queue_ns = 7'000 + n;
+  if (set & kInputTokens) r.requested_input_tokens = 3'000 + n;
+  if (set & kOutputTokens) r.requested_output_tokens = 4'000 + n;
+  r.input_token_source = n % 2 == 0 ? "usage" : "requested";
+  r.reasoning_text = "thinking " + tag;
+  r.tool_calls_json = R"([{"index":0,"name":"tool-)" + tag + R"("}])";
+  r.server_timing = "retrieval;dur=" + tag;
+  // Chunk times around the send, before it too (a clock is never trusted to be kind).
+  if (set & kEnd) r.chunk_times_ns = {base - 5 + n, base + 3'500 + n, base + 3'500 + n, base + 9'000'000'000};
   return r;
 }
 
@@ -452,7 +475,7 @@ TEST_CASE("Store::Open refuses a store written by a newer schema", "[store]") {
   CHECK(store.status().code() == Status::Code::kStoreError);
   CHECK(store.status().message() == path +
                                         ": the store has schema version 99, newer than this "
-                                        "build's 2; use a newer stagegate");
+                                        "build's 3; use a newer stagegate");
   // The store is left as it was: no tables, the same version.
   std::unique_ptr<Database> db = OpenDatabase(path);
   CHECK(QueryInt(*db, "PRAGMA user_version") == 99);

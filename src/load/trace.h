@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "load/schedule.h"
+
+namespace stagegate::load {
+
+/// One request of a recorded trace (the Mooncake / "timestamp, input_length, output_length"
+/// format).
+struct TraceEntry {
+  double timestamp_ms = 0;  // when it arrived, in ms from any fixed origin
+  int64_t input_length = 0;
+  int64_t output_length = 0;
+  std::vector<int64_t> hash_ids;  // prompt-prefix block ids, when the trace has them
+
+  bool operator==(const TraceEntry&) const = default;
+};
+
+/// The most bad lines LoadTrace lists before it summarises the rest.
+inline constexpr int kMaxTraceErrors = 20;
+
+/// Reads a JSONL trace: one JSON object a line with `timestamp` (a number >= 0, in ms),
+/// `input_length` and `output_length` (integers > 0), and optionally `hash_ids` (an array of
+/// integers), which are kept. Other keys are ignored; blank lines are skipped; a line may end in
+/// CRLF. The entries are sorted by timestamp, stably, so lines with equal timestamps keep their
+/// order and the file need not be sorted.
+///
+/// Errors: NotFound / IoError from reading the file. Otherwise every problem of every line in one
+/// InvalidInput Status, one a line, each as "path:line: message" (a JSON syntax error as
+/// "path:line:column: not JSON: <the parser's message>"), lines counted from 1. Past
+/// kMaxTraceErrors problems the rest are summarised in a last line. A trace with no entry is an
+/// error.
+Result<std::vector<TraceEntry>> LoadTrace(const std::string& path);
+
+struct TraceScheduleOptions {
+  double speedup = 1;                // > 0; 2 replays twice as fast
+  std::optional<int64_t> requests;   // at most the first this many entries
+  std::optional<double> duration_s;  // only entries whose intended time is < duration_s
+  Shard shard;
+};
+
+/// The replay schedule of `trace`, which must be sorted by timestamp as LoadTrace returns it:
+/// entry i gets sequence i (so trace[sequence] is its entry) and intended_ns =
+/// (timestamp_ms - trace[0].timestamp_ms) / speedup, in ns, rounded. The shard keeps the entries
+/// whose sequence % count == index. InvalidInput, one problem a line, for an empty or unsorted
+/// trace, speedup <= 0, requests < 1, duration_s <= 0 or a shard out of range.
+Result<std::vector<Arrival>> BuildTraceSchedule(const std::vector<TraceEntry>& trace,
+                                                const TraceScheduleOptions& options);
+
+}  // namespace stagegate::load

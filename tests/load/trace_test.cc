@@ -1,0 +1,145 @@
+#include "load/trace.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace Catch {
+template <>
+struct StringMaker<stagegate::load::Arrival> {
+  static std::string convert(const stagegate::load::Arrival& arrival) {
+    return "{" + std::to_string(arrival.sequence) + ", " + std::to_string(arrival.intended_ns) +
+           "}";
+  }
+};
+}  // namespace Catch
+
+namespace stagegate::load {
+namespace {
+
+using testing::ReplaceAll;
+using testing::Testdata;
+using Arrivals = std::vector<Arrival>;
+using Entries = std::vector<TraceEntry>;
+
+Entries Load(const std::string& fixture) {
+  Result<Entries> entries = LoadTrace(Testdata("traces/" + fixture));
+  INFO(entries.status().message());
+  REQUIRE(entries.ok());
+  return std::move(entries).value();
+}
+
+// The error of loading a fixture, with paths shown relative to the testdata folder.
+std::string LoadError(const std::string& fixture) {
+  Result<Entries> entries = LoadTrace(Testdata("traces/" + fixture));
+  REQUIRE_FALSE(entries.ok());
+  CHECK(entries.status().code() == Status::Code::kInvalidInput);
+  return ReplaceAll(entries.status().message(), std::string(STAGEGATE_TESTDATA) + "/", "");
+}
+
+Arrivals Schedule(const Entries& trace, const TraceScheduleOptions& options) {
+  Result<Arrivals> arrivals = BuildTraceSchedule(trace, options);
+  INFO(arrivals.status().message());
+  REQUIRE(arrivals.ok());
+  return std::move(arrivals).value();
+}
+
+TEST_CASE("LoadTrace reads a trace, keeps hash_ids and sorts by timestamp stably", "[load]") {
+  // The file lists 0, 1500, (blank), 700, 700, 3000.5; the two 700s keep their file order.
+  CHECK(Load("good.jsonl") == Entries{{0, 6955, 52, {46, 47, 48}},
+                                      {700, 800, 64, {46, 49}},
+                                      {700, 900, 65, {}},
+                                      {1500, 120, 30, {}},
+                                      {3000.5, 10, 1, {}}});
+  CHECK(Load("crlf.jsonl") == Entries{{10, 5, 6, {}}, {20, 7, 8, {}}});
+}
+
+TEST_CASE("LoadTrace reports every bad line of a trace in one pass", "[load]") {
+  CHECK(LoadError("broken.jsonl") ==
+        "traces/broken.jsonl:2: 'input_length' must be a positive integer, got 0\n"
+        "traces/broken.jsonl:3: 'input_length' must be a positive integer, got \"100\"\n"
+        "traces/broken.jsonl:5:59: not JSON: syntax error while parsing object - unexpected end "
+        "of input; expected '}'\n"
+        "traces/broken.jsonl:6: expected a JSON object, got [1,2,3]\n"
+        "traces/broken.jsonl:7: missing 'timestamp'\n"
+        "traces/broken.jsonl:7: missing 'output_length'\n"
+        "traces/broken.jsonl:8: 'timestamp' must be a number >= 0 (milliseconds), got -5\n"
+        "traces/broken.jsonl:8: 'input_length' must be a positive integer, got 12.5\n"
+        "traces/broken.jsonl:8: 'hash_ids' must be an array of integers, got [1,\"x\"]\n"
+        "traces/broken.jsonl:10:19: not JSON: syntax error while parsing object key - invalid "
+        "literal; last read: '50, i'; expected string literal");
+  CHECK(LoadError("empty.jsonl") == "traces/empty.jsonl: the trace has no entries");
+
+  Result<Entries> missing = LoadTrace(Testdata("traces/no-such-trace.jsonl"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("LoadTrace lists the first problems and counts the rest", "[load]") {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; i < kMaxTraceErrors + 5; ++i)
+    text += "{\"timestamp\": 1, \"input_length\": 2}\n";
+  const std::string path = dir / "many.jsonl";
+  testing::WriteText(path, text);
+  Result<Entries> entries = LoadTrace(path);
+  REQUIRE_FALSE(entries.ok());
+  std::string expected;
+  for (int line = 1; line <= kMaxTraceErrors; ++line)
+    expected += path + ":" + std::to_string(line) + ": missing 'output_length'\n";
+  expected += path + ": 5 more problems not shown";
+  CHECK(entries.status().message() == expected);
+}
+
+TEST_CASE("A trace replays at its own pace, scaled by the speedup", "[load]") {
+  const Entries trace = Load("good.jsonl");
+  CHECK(
+      Schedule(trace, {}) ==
+      Arrivals{{0, 0}, {1, 700'000'000}, {2, 700'000'000}, {3, 1'500'000'000}, {4, 3'000'500'000}});
+  CHECK(Schedule(trace, {.speedup = 2}) ==
+        Arrivals{{0, 0}, {1, 350'000'000}, {2, 350'000'000}, {3, 750'000'000}, {4, 1'500'250'000}});
+  CHECK(Schedule(trace, {.speedup = 0.5}).back() == Arrival{4, 6'001'000'000});
+
+  // Times count from the first entry, wherever the trace's clock starts.
+  CHECK(Schedule({{1000, 1, 1, {}}, {1250.25, 1, 1, {}}}, {}) ==
+        Arrivals{{0, 0}, {1, 250'250'000}});
+}
+
+TEST_CASE("A trace schedule honours requests, duration and shards", "[load]") {
+  const Entries trace = Load("good.jsonl");
+  CHECK(Schedule(trace, {.requests = 2}) == Arrivals{{0, 0}, {1, 700'000'000}});
+  CHECK(Schedule(trace, {.requests = 50}).size() == 5u);
+  // 1.5 s is the fourth entry's time: the duration excludes it.
+  CHECK(Schedule(trace, {.duration_s = 1.5}).size() == 3u);
+  CHECK(Schedule(trace, {.speedup = 2, .duration_s = 1.5}).size() == 4u);
+
+  CHECK(Schedule(trace, {.shard = {.index = 0, .count = 2}}) ==
+        Arrivals{{0, 0}, {2, 700'000'000}, {4, 3'000'500'000}});
+  CHECK(Schedule(trace, {.shard = {.index = 1, .count = 2}}) ==
+        Arrivals{{1, 700'000'000}, {3, 1'500'000'000}});
+}
+
+TEST_CASE("BuildTraceSchedule refuses an unusable trace or options", "[load]") {
+  Result<Arrivals> unusable = BuildTraceSchedule(
+      {}, {.speedup = 0, .requests = 0, .duration_s = -1, .shard = {.index = 2, .count = 2}});
+  REQUIRE_FALSE(unusable.ok());
+  CHECK(unusable.status().code() == Status::Code::kInvalidInput);
+  CHECK(unusable.status().message() ==
+        "the trace is empty\n"
+        "'speedup' must be a number > 0\n"
+        "'requests' must be at least 1, got 0\n"
+        "'duration_s' must be a number > 0\n"
+        "shard index 2 of 2 is out of range (the index counts from 0 and must be below the count)");
+
+  Result<Arrivals> unsorted =
+      BuildTraceSchedule({{0, 1, 1, {}}, {20, 1, 1, {}}, {10, 1, 1, {}}}, {});
+  REQUIRE_FALSE(unsorted.ok());
+  CHECK(unsorted.status().message() ==
+        "the trace is not sorted by timestamp: entry 3 (10 ms) follows entry 2 (20 ms)");
+}
+
+}  // namespace
+}  // namespace stagegate::load
