@@ -41,5 +41,6 @@ int Main(int argc, const char* const* argv, console::Console& console);
 // One factory per subcommand, each defined in its own file.
 std::unique_ptr<Command> MakeValidateCommand();
 std::unique_ptr<Command> MakeSimCommand();
+std::unique_ptr<Command> MakeProfileCommand();
 
 }  // namespace stagegate::cli

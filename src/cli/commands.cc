@@ -16,6 +16,9 @@ const std::vector<CommandEntry>& Commands() {
       {"sim",
        "Run the built-in reference application (an OpenAI-compatible assistant) until stopped",
        MakeSimCommand},
+      {"profile",
+       "Measure one OpenAI-compatible endpoint at one or more load levels (no scenario file)",
+       MakeProfileCommand},
   };
   return kCommands;
 }

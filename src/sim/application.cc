@@ -138,6 +138,8 @@ void Application::Handle(HttpRequest request, std::shared_ptr<HttpResponder> res
                                           {"created", 1764374400},
                                           {"owned_by", "stagegate-sim"}}})}};
     responder->Send(200, {{"Content-Type", "application/json"}}, models.dump());
+  } else if (path == "/sim/ground-truth" && get) {
+    responder->Send(200, {{"Content-Type", "application/json"}}, ground_truth_.Json());
   } else if (path == "/metrics" && get) {
     responder->Send(200, {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
                     metrics_.Render(model_name_));
@@ -365,6 +367,10 @@ void Application::Answer(std::shared_ptr<Exchange> exchange) {
   reply.include_usage = x.body.contains("stream_options") && x.body["stream_options"].is_object() &&
                         x.body["stream_options"].value("include_usage", false);
   reply.timestamps = On(x.request, "x-sim-timestamps");
+  if (reply.timestamps) {
+    reply.truth = &ground_truth_;
+    reply.trace_id = TraceIdOf(x.request.Header("traceparent"));
+  }
   reply.model = x.body.contains("model") && x.body["model"].is_string()
                     ? x.body["model"].get<std::string>()
                     : model_name_;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "manifest/corpus.h"
+#include "sim/ground_truth.h"
 #include "sim/engine.h"
 #include "sim/http_server.h"
 #include "sim/metrics.h"
@@ -47,6 +48,7 @@ class Application {
   std::string model_name_;
   std::string tool_url_;
   Metrics metrics_;
+  GroundTruthLog ground_truth_;
   BatchEngine engine_;
   std::unique_ptr<RetrievalIndex> index_;
   std::map<std::string, const manifest::Persona*> personas_by_token_;

@@ -232,7 +232,12 @@ struct Stream : std::enable_shared_from_this<Stream> {
     std::string event = content_prefix;
     event += json(piece).dump(-1, ' ', false, json::error_handler_t::replace);
     event += content_suffix;
-    if (reply.timestamps) event += ",\"sim_sent_ns\":" + std::to_string(SteadyNanos());
+    if (reply.timestamps) {
+      const int64_t sent_ns = SteadyNanos();
+      event += ",\"sim_sent_ns\":" + std::to_string(sent_ns);
+      if (reply.truth != nullptr && !reply.trace_id.empty())
+        reply.truth->RecordChunk(reply.trace_id, sent_ns);
+    }
     event += "}\n\n";
     Emit(event);
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/ground_truth.h"
 #include "sim/engine.h"
 #include "sim/http_server.h"
 #include "sim/metrics.h"
@@ -37,6 +38,9 @@ struct Reply {
   bool tool_call_for_client = false;  // the tool call is the whole answer
   std::string fault;                  // a misbehaviour to act out (docs/sim.md)
   std::string server_timing;          // components measured before generation
+  /// With `timestamps` and a traceparent: where each content chunk's send time is logged.
+  GroundTruthLog* truth = nullptr;
+  std::string trace_id;
 };
 
 /// Generates `reply` through the engine and writes it to `responder` as OpenAI's wire format:

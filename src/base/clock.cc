@@ -1,0 +1,24 @@
+#include "base/clock.h"
+
+#include <chrono>
+
+namespace stagegate {
+
+int64_t SteadyClock::NowNs() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const SteadyClock& SteadyClock::Get() {
+  static const SteadyClock kClock;
+  return kClock;
+}
+
+int64_t WallUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace stagegate

@@ -1,0 +1,588 @@
+// `stagegate profile`: one endpoint, no scenario file. Runs each load level in turn, prints a
+// metrics table and a self-check, and writes profile.json, profile.csv, requests.jsonl and the
+// store.
+
+#include <pthread.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/files.h"
+#include "base/hashing.h"
+#include "base/strings.h"
+#include "cli/command.h"
+#include "cli/profile_report.h"
+#include "http/openai_request.h"
+#include "load/engine.h"
+#include "load/metrics.h"
+#include "load/record_json.h"
+#include "load/schedule.h"
+#include "load/synthetic.h"
+#include "load/trace.h"
+#include "manifest/corpus.h"
+#include "store/store.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+
+// Requests per transaction when the records of a level go to the store.
+constexpr size_t kStoreBatch = 2000;
+
+// Blocks SIGINT and SIGTERM in this thread and every thread it starts afterwards, and turns
+// their arrival into `stop` on a watcher thread (sigtimedwait: no handler, nothing async).
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(std::atomic<bool>& stop) : stop_(stop) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+    watcher_ = std::thread([this] {
+      const timespec tick{.tv_sec = 0, .tv_nsec = 50'000'000};
+      while (!done_.load()) {
+        if (sigtimedwait(&signals_, nullptr, &tick) > 0) stop_.store(true);
+      }
+    });
+  }
+  ~StopOnSignal() {
+    done_.store(true);
+    watcher_.join();
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+
+ private:
+  std::atomic<bool>& stop_;
+  std::atomic<bool> done_{false};
+  sigset_t signals_{}, previous_{};
+  std::thread watcher_;
+};
+
+std::string NewRunId() {
+  char stamp[32];
+  const time_t now = time(nullptr);
+  tm utc{};
+  gmtime_r(&now, &utc);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  std::random_device device;
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, "%04x", device() & 0xFFFF);
+  return std::string("profile-") + stamp + "-" + suffix;
+}
+
+// "MEAN" or "MEAN:STD".
+Result<load::TokenSpec> ParseTokenSpec(const std::string& flag, const std::string& text) {
+  load::TokenSpec spec;
+  const std::vector<std::string> parts = Split(text, ':');
+  char* end = nullptr;
+  spec.mean = std::strtod(parts[0].c_str(), &end);
+  bool ok = parts.size() <= 2 && *end == '\0' && !parts[0].empty() && spec.mean >= 1;
+  if (ok && parts.size() == 2) {
+    spec.std = std::strtod(parts[1].c_str(), &end);
+    ok = *end == '\0' && !parts[1].empty() && spec.std >= 0;
+  }
+  if (!ok)
+    return Status::InvalidInput(flag + " '" + text + "': expected MEAN or MEAN:STD, MEAN >= 1");
+  return spec;
+}
+
+// "AT:DURATION:RATE", seconds and requests/s.
+Result<load::RateSpike> ParseSpike(const std::string& text) {
+  const std::vector<std::string> parts = Split(text, ':');
+  double values[3] = {};
+  bool ok = parts.size() == 3;
+  for (size_t i = 0; ok && i < 3; ++i) {
+    char* end = nullptr;
+    values[i] = std::strtod(parts[i].c_str(), &end);
+    ok = !parts[i].empty() && *end == '\0';
+  }
+  if (!ok) return Status::InvalidInput("--spike '" + text + "': expected AT_S:DURATION_S:RATE");
+  return load::RateSpike{.at_s = values[0], .duration_s = values[1], .rate = values[2]};
+}
+
+class ProfileCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("--url", url_,
+                   "Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1")
+        ->required();
+    app.add_option("--model", model_, "Model name sent in every request")->required();
+    app.add_option("--endpoint", endpoint_, "chat or completions")
+        ->check(CLI::IsMember({"chat", "completions"}))
+        ->capture_default_str();
+    app.add_flag("--no-stream", no_stream_,
+                 "Ask for whole answers (then TTFT, TTST, ITL and TPOT are not measured)");
+    app.add_option("--concurrency", concurrency_,
+                   "Closed loop: levels of requests in flight, e.g. 1,2,4,8")
+        ->delimiter(',');
+    app.add_option("--request-rate", rates_, "Open loop: levels of requests/s, e.g. 2,4,8")
+        ->delimiter(',');
+    app.add_option("--arrival", arrival_, "Open-loop arrivals: constant, poisson or gamma")
+        ->check(CLI::IsMember({"constant", "poisson", "gamma"}))
+        ->capture_default_str();
+    app.add_option("--burstiness", burstiness_, "Gamma shape k (inter-arrival CV 1/sqrt(k))")
+        ->capture_default_str();
+    app.add_option("--ramp-to", ramp_to_, "Open loop: ramp linearly to this rate over --duration");
+    app.add_option("--spike", spikes_,
+                   "Open loop: AT_S:DURATION_S:RATE replaces the rate (repeatable)");
+    app.add_option("--max-concurrency", max_concurrency_, "Open loop: cap on requests in flight");
+    app.add_option("--when-full", when_full_, "Under the cap: queue (and record the wait) or drop")
+        ->check(CLI::IsMember({"queue", "drop"}))
+        ->capture_default_str();
+    app.add_option("--trace", trace_,
+                   "Replay a JSONL trace (timestamp ms, input_length, output_length)");
+    app.add_option("--speedup", speedup_, "Trace replay speed factor")->capture_default_str();
+    app.add_option("--requests", requests_, "Requests per level (default 100 unless --duration)");
+    app.add_option("--duration", duration_s_, "Seconds per level");
+    app.add_option("--warmup", warmup_, "Requests per level sent first and left out of statistics")
+        ->capture_default_str();
+    app.add_option("--grace", grace_s_, "Seconds requests in flight at the end may finish")
+        ->capture_default_str();
+    app.add_option("--input-tokens", input_tokens_, "Synthetic prompt length MEAN[:STD] in tokens")
+        ->capture_default_str();
+    app.add_option("--output-tokens", output_tokens_,
+                   "Requested output length MEAN[:STD] (max_tokens)")
+        ->capture_default_str();
+    app.add_option("--corpus", corpus_dir_,
+                   "Send the prompts of this corpus's tasks instead of synthetic ones");
+    app.add_option("--extra-inputs", extra_inputs_,
+                   "JSON fields merged into every body, e.g. ignore_eos:true,min_tokens:128");
+    app.add_option("--header", headers_, "Extra request header 'Name: value' (repeatable)");
+    app.add_option(
+        "--api-key-env", api_key_env_,
+        "Environment variable holding the API key (sent as a Bearer token, never stored)");
+    app.add_option("--slo", slo_, "SLOs for goodput, e.g. ttft_ms:500,e2e_ms:4000");
+    app.add_option("--seed", seed_, "Seed of schedules and synthetic prompts")
+        ->capture_default_str();
+    app.add_option("--workers", workers_, "Worker threads (0: one per hardware thread)")
+        ->capture_default_str();
+    app.add_option("--shard", shard_text_, "Take slice I of N of the schedule, e.g. 1/4");
+    app.add_option("--connect-timeout-ms", timeouts_.connect_ms)->capture_default_str();
+    app.add_option("--first-token-timeout-ms", timeouts_.first_token_ms)->capture_default_str();
+    app.add_option("--total-timeout-ms", timeouts_.total_ms)->capture_default_str();
+    app.add_option("--out", out_dir_, "Output folder (default reports/<run id>)");
+  }
+
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override;
+
+ private:
+  Status Prepare();
+  load::RequestSpec MakeRequest(int64_t sequence) const;
+  Result<std::vector<load::Arrival>> Schedule(double rate) const;
+  json Config() const;
+
+  std::string url_, model_, endpoint_ = "chat";
+  bool no_stream_ = false;
+  std::vector<int64_t> concurrency_;
+  std::vector<double> rates_;
+  std::string arrival_ = "poisson";
+  double burstiness_ = 1;
+  std::optional<double> ramp_to_;
+  std::vector<std::string> spikes_;
+  std::optional<int64_t> max_concurrency_;
+  std::string when_full_ = "queue";
+  std::string trace_;
+  double speedup_ = 1;
+  std::optional<int64_t> requests_;
+  std::optional<double> duration_s_;
+  int64_t warmup_ = 0;
+  double grace_s_ = 5;
+  std::string input_tokens_ = "550", output_tokens_ = "128";
+  std::string corpus_dir_;
+  std::string extra_inputs_;
+  std::vector<std::string> headers_;
+  std::string api_key_env_;
+  std::string slo_;
+  uint64_t seed_ = 1;
+  int workers_ = 0;
+  std::string shard_text_;
+  load::Timeouts timeouts_;
+  std::string out_dir_;
+
+  // Prepared from the options.
+  http::RequestBodyOptions body_;
+  load::SyntheticOptions synthetic_;
+  std::vector<load::TraceEntry> trace_entries_;
+  std::optional<manifest::Corpus> corpus_;
+  std::vector<std::string> request_headers_;  // may hold the API key: never printed or stored
+  std::vector<load::RateSpike> rate_spikes_;
+  std::vector<load::Slo> slos_;
+  load::Shard shard_;
+  std::string endpoint_url_;
+};
+
+Status ProfileCommand::Prepare() {
+  std::vector<std::string> errors;
+  const auto check = [&errors](const Status& status) {
+    if (!status.ok()) errors.push_back(status.message());
+  };
+  const int modes = !concurrency_.empty() + !rates_.empty() + !trace_.empty();
+  if (modes > 1) errors.push_back("give one of --concurrency, --request-rate and --trace");
+  if (modes == 0) concurrency_ = {1};
+  for (int64_t c : concurrency_)
+    if (c < 1) errors.push_back("--concurrency levels must be at least 1");
+  for (double r : rates_)
+    if (!(r > 0)) errors.push_back("--request-rate levels must be above 0");
+  if (!requests_ && !duration_s_) requests_ = 100;
+  if (requests_ && *requests_ < 1) errors.push_back("--requests must be at least 1");
+  if (duration_s_ && !(*duration_s_ > 0)) errors.push_back("--duration must be above 0");
+  if (warmup_ < 0 || grace_s_ < 0) errors.push_back("--warmup and --grace cannot be negative");
+
+  Result<load::TokenSpec> input = ParseTokenSpec("--input-tokens", input_tokens_);
+  Result<load::TokenSpec> output = ParseTokenSpec("--output-tokens", output_tokens_);
+  check(input.status());
+  check(output.status());
+  if (input.ok() && output.ok())
+    synthetic_ = {.input_tokens = *input, .output_tokens = *output, .seed = seed_};
+  for (const std::string& text : spikes_) {
+    Result<load::RateSpike> spike = ParseSpike(text);
+    check(spike.status());
+    if (spike.ok()) rate_spikes_.push_back(*spike);
+  }
+  Result<json> extra = http::ParseExtraInputs(extra_inputs_);
+  check(extra.status());
+  Result<std::vector<load::Slo>> slos = load::ParseSlos(slo_);
+  check(slos.status());
+  if (slos.ok()) slos_ = *slos;
+  if (!shard_text_.empty()) {
+    Result<load::Shard> shard = load::ParseShard(shard_text_);
+    check(shard.status());
+    if (shard.ok()) shard_ = *shard;
+  }
+  for (const std::string& header : headers_)
+    if (header.find(':') == std::string::npos)
+      errors.push_back("--header '" + header + "': expected 'Name: value'");
+  request_headers_ = headers_;
+  if (!api_key_env_.empty()) {
+    const char* key = std::getenv(api_key_env_.c_str());
+    if (key == nullptr || *key == '\0')
+      errors.push_back("--api-key-env: the environment variable " + api_key_env_ + " is not set");
+    else
+      request_headers_.push_back(std::string("Authorization: Bearer ") + key);
+  }
+  if (!trace_.empty()) {
+    Result<std::vector<load::TraceEntry>> entries = load::LoadTrace(trace_);
+    check(entries.status());
+    if (entries.ok()) trace_entries_ = std::move(*entries);
+  }
+  if (!corpus_dir_.empty()) {
+    manifest::Diagnostics diagnostics;
+    corpus_ = manifest::LoadCorpus(corpus_dir_, diagnostics);
+    for (const manifest::Diagnostic& d : diagnostics.Sorted())
+      errors.push_back(d.ToString());
+    if (corpus_ && corpus_->tasks.empty())
+      errors.push_back(corpus_dir_ + ": the corpus has no tasks");
+  }
+  if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
+
+  body_ = {.api = endpoint_ == "chat" ? http::ApiKind::kChat : http::ApiKind::kCompletions,
+           .model = model_,
+           .stream = !no_stream_,
+           .extra = *extra};
+  std::string base = url_;
+  while (!base.empty() && base.back() == '/')
+    base.pop_back();
+  endpoint_url_ = base + http::ApiPath(body_.api);
+  return Status::Ok();
+}
+
+load::RequestSpec ProfileCommand::MakeRequest(int64_t sequence) const {
+  load::RequestSpec spec{.url = endpoint_url_, .headers = request_headers_, .stream = body_.stream};
+  http::RequestBodyOptions body = body_;
+  if (corpus_) {
+    const manifest::Task& task = corpus_->tasks[sequence % corpus_->tasks.size()];
+    spec.task_id = task.id;
+    if (!task.messages.empty() && body.api == http::ApiKind::kChat) {
+      json messages = json::array();
+      for (const manifest::ChatMessage& message : task.messages)
+        messages.push_back({{"role", message.role}, {"content", message.content}});
+      spec.body = http::BuildChatBody(body, messages);
+    } else {
+      spec.body = http::BuildRequestBody(
+          body, task.messages.empty() ? task.prompt : task.messages.back().content);
+    }
+    return spec;
+  }
+  load::SyntheticOptions options = synthetic_;
+  if (!trace_entries_.empty()) {
+    const load::TraceEntry& entry = trace_entries_[sequence];
+    options.input_tokens = {static_cast<double>(entry.input_length), 0};
+    options.output_tokens = {static_cast<double>(entry.output_length), 0};
+  }
+  load::SyntheticInput input = load::MakeSyntheticInput(options, sequence);
+  body.max_tokens = input.output_tokens;
+  spec.body = http::BuildRequestBody(body, input.prompt);
+  spec.requested_input_tokens = input.input_tokens;
+  spec.requested_output_tokens = input.output_tokens;
+  return spec;
+}
+
+Result<std::vector<load::Arrival>> ProfileCommand::Schedule(double rate) const {
+  if (!trace_entries_.empty())
+    return load::BuildTraceSchedule(
+        trace_entries_,
+        {.speedup = speedup_, .requests = requests_, .duration_s = duration_s_, .shard = shard_});
+  load::ArrivalProcess process = arrival_ == "constant" ? load::ArrivalProcess::kConstant
+                                 : arrival_ == "gamma"  ? load::ArrivalProcess::kGamma
+                                                        : load::ArrivalProcess::kPoisson;
+  std::optional<int64_t> count = requests_;
+  if (count) *count += warmup_;
+  return load::BuildOpenLoop({.rate = rate,
+                              .process = process,
+                              .burstiness = burstiness_,
+                              .ramp_to = ramp_to_,
+                              .spikes = rate_spikes_,
+                              .duration_s = duration_s_,
+                              .requests = count,
+                              .seed = seed_,
+                              .shard = shard_});
+}
+
+json ProfileCommand::Config() const {
+  json spikes = json::array();
+  for (const load::RateSpike& s : rate_spikes_)
+    spikes.push_back({{"at_s", s.at_s}, {"duration_s", s.duration_s}, {"rate", s.rate}});
+  json slos = json::object();
+  for (const load::Slo& slo : slos_)
+    slos[slo.metric] = slo.max_ms;
+  // Header names only: a value may be a secret.
+  json header_names = json::array();
+  for (const std::string& header : headers_)
+    header_names.push_back(header.substr(0, header.find(':')));
+  return {{"url", url_},
+          {"model", model_},
+          {"endpoint", endpoint_},
+          {"stream", body_.stream},
+          {"concurrency", concurrency_},
+          {"request_rate", rates_},
+          {"arrival", arrival_},
+          {"burstiness", burstiness_},
+          {"ramp_to", ramp_to_ ? json(*ramp_to_) : json(nullptr)},
+          {"spikes", spikes},
+          {"max_concurrency", max_concurrency_ ? json(*max_concurrency_) : json(nullptr)},
+          {"when_full", when_full_},
+          {"trace", trace_},
+          {"speedup", speedup_},
+          {"requests", requests_ ? json(*requests_) : json(nullptr)},
+          {"duration_s", duration_s_ ? json(*duration_s_) : json(nullptr)},
+          {"warmup", warmup_},
+          {"grace_s", grace_s_},
+          {"input",
+           corpus_ ? json({{"corpus", corpus_dir_}})
+                   : json({{"input_tokens", input_tokens_}, {"output_tokens", output_tokens_}})},
+          {"extra_inputs", body_.extra},
+          {"headers", header_names},
+          {"api_key_env", api_key_env_},
+          {"slo", slos},
+          {"seed", seed_},
+          {"shard", load::FormatShard(shard_)},
+          {"timeouts_ms",
+           {{"connect", timeouts_.connect_ms},
+            {"first_token", timeouts_.first_token_ms},
+            {"total", timeouts_.total_ms}}}};
+}
+
+ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& console) {
+  if (Status prepared = Prepare(); !prepared.ok()) {
+    for (const std::string& line : Split(prepared.message(), '\n'))
+      console.Error("stagegate profile: " + line);
+    return ExitCode::kInvalidInput;
+  }
+  const json config = Config();
+  const std::string fingerprint = Sha256Hex(config.dump());
+  const std::string run_id = NewRunId();
+  const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
+  const std::string db_path = global.db_path.empty() ? store::kDefaultStorePath : global.db_path;
+  Result<std::unique_ptr<store::Store>> store = store::Store::Open(db_path);
+  if (!store.ok()) {
+    console.Error("stagegate profile: " + store.status().message());
+    return ExitCode::kRuntimeFailure;
+  }
+  store::RunInfo run{.id = run_id,
+                     .scenario_name = "profile",
+                     .scenario_file = "",
+                     .fingerprint = fingerprint,
+                     .scenario_json = config.dump(),
+                     .started_unix_ms = WallUnixMs()};
+  if (Status created = (*store)->CreateRun(run); !created.ok()) {
+    console.Error("stagegate profile: " + created.message());
+    return ExitCode::kRuntimeFailure;
+  }
+  load::RaiseOpenFileLimit();
+
+  std::atomic<bool> stop{false};
+  StopOnSignal stop_on_signal(stop);
+  const Clock& clock = SteadyClock::Get();
+  const int64_t origin = clock.NowNs();
+  std::vector<ProfileLevel> levels;
+  std::vector<load::RequestRecord> all_records;
+
+  struct Level {
+    std::string kind;
+    double value;
+  };
+  std::vector<Level> plan;
+  for (int64_t c : concurrency_)
+    plan.push_back({"concurrency", static_cast<double>(c)});
+  for (double r : rates_)
+    plan.push_back({"request_rate", r});
+  if (!trace_entries_.empty()) plan.push_back({"trace", speedup_});
+
+  const load::RequestSource source = [this](int64_t sequence) { return MakeRequest(sequence); };
+  bool interrupted = false;
+  for (size_t ordinal = 0; ordinal < plan.size() && !stop.load(); ++ordinal) {
+    const Level& level = plan[ordinal];
+    load::LoadOptions options{
+        .max_concurrency = max_concurrency_,
+        .when_full = when_full_ == "drop" ? load::WhenFull::kDrop : load::WhenFull::kQueue,
+        .warmup_requests = warmup_,
+        .grace_s = grace_s_,
+        .workers = workers_,
+        .shard = shard_,
+        .timeouts = timeouts_};
+    std::optional<double> offered_rate;
+    if (level.kind == "concurrency") {
+      options.concurrency = static_cast<int64_t>(level.value);
+      options.requests = requests_ ? std::optional<int64_t>(*requests_ + warmup_) : std::nullopt;
+      options.duration_s = duration_s_;
+    } else {
+      Result<std::vector<load::Arrival>> arrivals = Schedule(level.value);
+      if (!arrivals.ok()) {
+        for (const std::string& line : Split(arrivals.status().message(), '\n'))
+          console.Error("stagegate profile: " + line);
+        return ExitCode::kInvalidInput;
+      }
+      options.arrivals = std::move(*arrivals);
+      if (!options.arrivals.empty() && options.arrivals.size() > 1) {
+        const double span_s = static_cast<double>(options.arrivals.back().intended_ns -
+                                                  options.arrivals.front().intended_ns) /
+                              1e9;
+        if (span_s > 0) offered_rate = static_cast<double>(options.arrivals.size() - 1) / span_s;
+      }
+    }
+    store::PhaseInfo phase{.run_id = run_id,
+                           .ordinal = static_cast<int64_t>(ordinal),
+                           .stage = "profile",
+                           .phase = level.kind,
+                           .level = level.value,
+                           .status = "running"};
+    Result<int64_t> phase_id = (*store)->AddPhase(phase);
+    if (!phase_id.ok()) {
+      console.Error("stagegate profile: " + phase_id.status().message());
+      return ExitCode::kRuntimeFailure;
+    }
+    int64_t last_plain_ns = 0;
+    load::RunControl control{.clock = &clock, .origin_ns = origin, .stop = &stop};
+    const std::string label = level.kind == "concurrency" ? "c=" + FormatNumber(level.value, 0)
+                                                          : FormatNumber(level.value, 2) + "/s";
+    control.on_tick = [&](const load::LiveSnapshot& s) {
+      // On a terminal the line is redrawn at every tick; elsewhere a plain line every 5 s.
+      const int64_t now = clock.NowNs();
+      if (!console.smart_terminal() && now - last_plain_ns < 5'000'000'000) return;
+      last_plain_ns = now;
+      std::string text = label + ": " + std::to_string(s.done) + "/" + std::to_string(s.offered) +
+                         " done, " + FormatNumber(s.elapsed_s > 0 ? s.done / s.elapsed_s : 0, 1) +
+                         " req/s";
+      if (s.ttft_p50_ms)
+        text += ", ttft p50 ~" + FormatNumber(*s.ttft_p50_ms, 1) + " ms p95 ~" +
+                FormatNumber(*s.ttft_p95_ms, 1) + " ms";
+      text += ", " + std::to_string(s.failed) + " errors";
+      if (s.dropped) text += ", " + std::to_string(s.dropped) + " dropped";
+      console.Progress(text);
+    };
+    Result<load::LoadResult> result = load::RunLoad(options, source, control);
+    console.EndProgress();
+    if (!result.ok()) {
+      console.Error("stagegate profile: " + result.status().message());
+      return ExitCode::kRuntimeFailure;
+    }
+    for (load::RequestRecord& record : result->records) {
+      record.run_id = run_id;
+      record.phase_id = *phase_id;
+    }
+    for (size_t begin = 0; begin < result->records.size(); begin += kStoreBatch) {
+      const size_t end = std::min(result->records.size(), begin + kStoreBatch);
+      std::vector<load::RequestRecord> batch(result->records.begin() + begin,
+                                             result->records.begin() + end);
+      if (Status added = (*store)->AddRequests(batch); !added.ok()) {
+        console.Error("stagegate profile: " + added.message());
+        return ExitCode::kRuntimeFailure;
+      }
+    }
+    (void)(*store)->FinishPhase(*phase_id, result->started_ns, result->ended_ns,
+                                result->interrupted ? "interrupted" : "complete");
+    ProfileLevel row{.kind = level.kind,
+                     .value = level.value,
+                     .metrics = load::ComputeMetrics(result->records, slos_),
+                     .offered_rate = offered_rate,
+                     .wall_s = static_cast<double>(result->ended_ns - result->started_ns) / 1e9,
+                     .client_cpu_s = result->client_cpu_s,
+                     .workers = result->workers,
+                     .dropped = result->dropped,
+                     .interrupted = result->interrupted};
+    for (double busy : result->worker_busy)
+      row.max_worker_busy = std::max(row.max_worker_busy, busy);
+    CheckClient(row);
+    levels.push_back(std::move(row));
+    interrupted = interrupted || result->interrupted;
+    for (load::RequestRecord& record : result->records)
+      all_records.push_back(std::move(record));
+  }
+
+  for (const std::string& line : ProfileTable(levels))
+    console.Line(line);
+  if (interrupted)
+    console.Line("* interrupted: the level stopped early; what was measured is kept");
+  for (const ProfileLevel& level : levels) {
+    for (const std::string& line : SelfCheckLines(level))
+      console.Line(line);
+    for (const std::string& warning : level.metrics.warnings)
+      console.Line("  note: " + warning);
+  }
+
+  std::error_code made;
+  std::filesystem::create_directories(out_dir, made);
+  if (made) {
+    console.Error("stagegate profile: " + out_dir + ": " + made.message());
+    return ExitCode::kRuntimeFailure;
+  }
+  std::string jsonl;
+  for (const load::RequestRecord& record : all_records)
+    jsonl += load::RecordToJson(record).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  json profile = ProfileJson(config, fingerprint, run_id, levels, interrupted);
+  // Record times are ns from this steady-clock reading (CLOCK_MONOTONIC), so they can be set
+  // beside a server's own timestamps on the same machine.
+  profile["origin_steady_ns"] = origin;
+  for (const auto& [name, contents] :
+       {std::pair<std::string, std::string>{
+            "profile.json", profile.dump(2, ' ', false, json::error_handler_t::replace) + "\n"},
+        {"profile.csv", ProfileCsv(levels)},
+        {"requests.jsonl", jsonl}}) {
+    if (Status written = WriteFileAtomically(out_dir + "/" + name, contents); !written.ok()) {
+      console.Error("stagegate profile: " + written.message());
+      return ExitCode::kRuntimeFailure;
+    }
+  }
+  (void)(*store)->SetRunStatus(
+      run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
+      WallUnixMs());
+  console.Line("run " + run_id + (interrupted ? " (interrupted)" : ""));
+  console.Line("wrote " + out_dir + "/profile.json, " + out_dir + "/profile.csv, " + out_dir +
+               "/requests.jsonl; store " + db_path);
+  return interrupted ? ExitCode::kInterrupted : ExitCode::kOk;
+}
+
+}  // namespace
+
+std::unique_ptr<Command> MakeProfileCommand() {
+  return std::make_unique<ProfileCommand>();
+}
+
+}  // namespace stagegate::cli

@@ -1,0 +1,181 @@
+#include "cli/profile_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "base/strings.h"
+#include "base/version.h"
+
+namespace stagegate::cli {
+namespace {
+
+// Past this schedule lag p99 the client, not the server, may be what was measured.
+constexpr double kMaxLagP99Ms = 1.0;
+constexpr double kSaturatedBusy = 0.9;
+
+// Three significant digits or so: 0.123, 1.23, 12.3, 123.
+std::string Milliseconds(double ms) {
+  return FormatNumber(ms, ms < 1 ? 3 : ms < 10 ? 2 : 1);
+}
+
+std::string Ms(const stats::Summary& s, double p) {
+  if (s.count == 0) return "-";
+  return Milliseconds(s.Percentile(p));
+}
+
+std::string Pad(const std::string& text, size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+std::string LevelName(const ProfileLevel& level) {
+  if (level.kind == "concurrency") return "c=" + FormatNumber(level.value, 0);
+  if (level.kind == "request_rate") return FormatNumber(level.value, 2) + "/s";
+  return "trace x" + FormatNumber(level.value, 2);
+}
+
+}  // namespace
+
+void CheckClient(ProfileLevel& level) {
+  const load::PhaseMetrics& m = level.metrics;
+  if (m.schedule_lag_ms.count > 0 && m.schedule_lag_ms.Percentile(99) > kMaxLagP99Ms)
+    level.self_check_warnings.push_back(
+        "the client fell behind its schedule: schedule lag p99 " +
+        FormatNumber(m.schedule_lag_ms.Percentile(99), 3) + " ms (over " +
+        FormatNumber(kMaxLagP99Ms, 0) +
+        " ms); latencies from the intended send (corrected_ms) are the honest ones");
+  if (level.max_worker_busy > kSaturatedBusy)
+    level.self_check_warnings.push_back(
+        "a worker thread was " + FormatNumber(level.max_worker_busy * 100, 0) +
+        "% busy: the client is near saturation; use more --workers or fewer streams");
+  if (level.offered_rate && *level.offered_rate > 0 && m.achieved_rate > 0 &&
+      m.achieved_rate < 0.95 * *level.offered_rate && m.sent > 20)
+    level.self_check_warnings.push_back("achieved " + FormatNumber(m.achieved_rate, 2) +
+                                        " requests/s of the " +
+                                        FormatNumber(*level.offered_rate, 2) + " offered");
+}
+
+std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels) {
+  const std::vector<std::pair<std::string, size_t>> columns = {
+      {"level", 12},   {"ok/offered", 12}, {"req/s", 8},  {"tok/s", 9},   {"goodput", 8},
+      {"ttft p50", 9}, {"p95", 8},         {"p99", 8},    {"itl p50", 8}, {"p95", 7},
+      {"e2e p50", 9},  {"p95", 9},         {"lag p99", 8}};
+  std::vector<std::string> lines;
+  std::string header;
+  for (const auto& [name, width] : columns)
+    header += Pad(name, width);
+  lines.push_back(header + "   (latencies in ms)");
+  for (const ProfileLevel& level : levels) {
+    const load::PhaseMetrics& m = level.metrics;
+    const std::vector<std::string> cells = {
+        LevelName(level) + (level.interrupted ? "*" : ""),
+        std::to_string(m.completed) + "/" + std::to_string(m.offered),
+        FormatNumber(m.request_throughput, 2),
+        FormatNumber(m.output_token_throughput, 1),
+        FormatNumber(m.goodput, 2),
+        Ms(m.ttft_ms, 50),
+        Ms(m.ttft_ms, 95),
+        Ms(m.ttft_ms, 99),
+        Ms(m.itl_ms, 50),
+        Ms(m.itl_ms, 95),
+        Ms(m.e2e_ms, 50),
+        Ms(m.e2e_ms, 95),
+        Ms(m.schedule_lag_ms, 99)};
+    std::string line;
+    for (size_t i = 0; i < cells.size(); ++i)
+      line += Pad(cells[i], columns[i].second);
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::vector<std::string> SelfCheckLines(const ProfileLevel& level) {
+  const load::PhaseMetrics& m = level.metrics;
+  std::string offered =
+      level.offered_rate ? FormatNumber(*level.offered_rate, 2) + "/s" : "closed loop";
+  std::vector<std::string> lines = {
+      "self-check " + LevelName(level) + ": offered " + offered + ", achieved " +
+      FormatNumber(m.achieved_rate, 2) + "/s; schedule lag p99 " +
+      (m.schedule_lag_ms.count ? FormatNumber(m.schedule_lag_ms.Percentile(99), 3) : "-") +
+      " ms, max " + (m.schedule_lag_ms.count ? FormatNumber(m.schedule_lag_ms.max, 3) : "-") +
+      " ms; client CPU " + FormatNumber(level.client_cpu_s, 3) + " s over " +
+      FormatNumber(level.wall_s, 3) + " s (" + std::to_string(level.workers) +
+      " workers, busiest " + FormatNumber(level.max_worker_busy * 100, 0) + "%)"};
+  for (const std::string& warning : level.self_check_warnings)
+    lines.push_back("  warning: " + warning);
+  return lines;
+}
+
+nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fingerprint,
+                           const std::string& run_id, const std::vector<ProfileLevel>& levels,
+                           bool interrupted) {
+  nlohmann::json out = {{"schema_version", 1},
+                        {"stagegate_version", kVersion},
+                        {"run_id", run_id},
+                        {"fingerprint", fingerprint},
+                        {"interrupted", interrupted},
+                        {"config", config},
+                        {"levels", nlohmann::json::array()}};
+  for (const ProfileLevel& level : levels) {
+    nlohmann::json row = load::MetricsToJson(level.metrics);
+    row["kind"] = level.kind;
+    row["value"] = level.value;
+    row["interrupted"] = level.interrupted;
+    row["self_check"] = {
+        {"offered_rate", level.offered_rate ? nlohmann::json(*level.offered_rate) : nullptr},
+        {"achieved_rate", level.metrics.achieved_rate},
+        {"schedule_lag_p99_ms", level.metrics.schedule_lag_ms.count
+                                    ? nlohmann::json(level.metrics.schedule_lag_ms.Percentile(99))
+                                    : nullptr},
+        {"schedule_lag_max_ms", level.metrics.schedule_lag_ms.count
+                                    ? nlohmann::json(level.metrics.schedule_lag_ms.max)
+                                    : nullptr},
+        {"client_cpu_s", level.client_cpu_s},
+        {"wall_s", level.wall_s},
+        {"workers", level.workers},
+        {"max_worker_busy", level.max_worker_busy},
+        {"dropped", level.dropped},
+        {"warnings", level.self_check_warnings}};
+    out["levels"].push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string ProfileCsv(const std::vector<ProfileLevel>& levels) {
+  std::string csv =
+      "kind,value,offered,sent,completed,completion_rate,achieved_rate,request_throughput,"
+      "output_token_throughput,goodput";
+  const std::vector<std::string> metrics = {"ttft_ms",         "ttst_ms",      "itl_ms",
+                                            "tpot_ms",         "e2e_ms",       "corrected_ms",
+                                            "schedule_lag_ms", "output_tokens"};
+  for (const std::string& metric : metrics)
+    for (const char* stat : {"mean", "p50", "p90", "p95", "p99", "max"})
+      csv.append(",").append(metric).append("_").append(stat);
+  csv += "\n";
+  const auto number = [](double value) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.6g", value);
+    return std::string(text);
+  };
+  for (const ProfileLevel& level : levels) {
+    const load::PhaseMetrics& m = level.metrics;
+    csv += level.kind + "," + number(level.value) + "," + std::to_string(m.offered) + "," +
+           std::to_string(m.sent) + "," + std::to_string(m.completed) + "," +
+           number(m.completion_rate) + "," + number(m.achieved_rate) + "," +
+           number(m.request_throughput) + "," + number(m.output_token_throughput) + "," +
+           number(m.goodput);
+    for (const auto& [name, summary] : load::NamedSummaries(m)) {
+      if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) continue;
+      if (summary->count == 0) {
+        csv += ",,,,,,";
+        continue;
+      }
+      for (double value : {summary->mean, summary->Percentile(50), summary->Percentile(90),
+                           summary->Percentile(95), summary->Percentile(99), summary->max})
+        csv.append(",").append(number(value));
+    }
+    csv += "\n";
+  }
+  return csv;
+}
+
+}  // namespace stagegate::cli

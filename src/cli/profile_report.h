@@ -1,0 +1,45 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "load/engine.h"
+#include "load/metrics.h"
+
+namespace stagegate::cli {
+
+/// One level of a profile (a concurrency or a request rate) after it ran.
+struct ProfileLevel {
+  std::string kind;  // "concurrency", "request_rate" or "trace"
+  double value = 0;
+  load::PhaseMetrics metrics;
+  std::optional<double> offered_rate;  // open loop: the schedule's mean rate
+  double wall_s = 0;
+  double client_cpu_s = 0;
+  double max_worker_busy = 0;
+  int workers = 0;
+  int64_t dropped = 0;
+  bool interrupted = false;
+  std::vector<std::string> self_check_warnings;
+};
+
+/// Fills the level's self-check warnings: the client fell behind its schedule (lag p99 over
+/// 1 ms), a worker thread near saturation, an achieved rate short of the offered one.
+void CheckClient(ProfileLevel& level);
+
+/// The console table, one row per level.
+std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels);
+/// The self-check lines of a level.
+std::vector<std::string> SelfCheckLines(const ProfileLevel& level);
+
+/// profile.json: the configuration, its fingerprint, and per level the metrics and self-check.
+nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fingerprint,
+                           const std::string& run_id, const std::vector<ProfileLevel>& levels,
+                           bool interrupted);
+/// profile.csv: one row per level.
+std::string ProfileCsv(const std::vector<ProfileLevel>& levels);
+
+}  // namespace stagegate::cli

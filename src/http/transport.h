@@ -1,0 +1,64 @@
+#pragma once
+
+#include <curl/curl.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "base/status.h"
+#include "http/curl_handles.h"
+
+namespace stagegate::http {
+
+/// One HTTP exchange driven by a MultiTransport: the owner configures easy() (URL, body,
+/// callbacks) before Add and learns the end through OnDone.
+class Transfer {
+ public:
+  virtual ~Transfer() = default;
+  virtual CURL* easy() = 0;
+  /// curl finished the transfer with `code` (CURLE_OK also for HTTP error statuses). The
+  /// transport has already removed it; the owner may destroy or reuse it from here on.
+  virtual void OnDone(CURLcode code) = 0;
+};
+
+/// Event-driven transport over one curl multi handle and one epoll set, for one thread: every
+/// call must come from the thread that owns it, except Wakeup. curl's socket interface
+/// (curl_multi_socket_action) is driven from epoll, so a wake-up costs in proportion to the
+/// sockets that are ready, not to the transfers in flight. Connections are cached in the multi
+/// handle and reused (keep-alive) by later transfers to the same host.
+class MultiTransport {
+ public:
+  static Result<std::unique_ptr<MultiTransport>> Create();
+  ~MultiTransport();
+  MultiTransport(const MultiTransport&) = delete;
+  MultiTransport& operator=(const MultiTransport&) = delete;
+
+  /// Starts `transfer`, which must stay alive until its OnDone or Remove. Returns false when
+  /// curl refuses it (then nothing was started).
+  bool Add(Transfer* transfer);
+  /// Stops `transfer` without calling OnDone (cancel, first-token timeout).
+  void Remove(Transfer* transfer);
+  /// Waits until a socket is ready, curl's own timer is due, Wakeup is called, `deadline_ns`
+  /// (steady clock, to the nanosecond; negative: none) or `max_wait_ms` has passed; then lets
+  /// curl move the ready transfers along, and calls OnDone for those that ended.
+  void WaitAndDrive(int64_t deadline_ns, int max_wait_ms);
+  /// Ends a WaitAndDrive early. Thread-safe.
+  void Wakeup();
+  /// Transfers added and not yet done or removed.
+  int64_t active() const { return active_; }
+
+ private:
+  MultiTransport() = default;
+  static int OnSocket(CURL* easy, curl_socket_t socket, int what, void* self, void* socket_data);
+  static int OnTimer(CURLM* multi, long timeout_ms, void* self);
+  void Drive(curl_socket_t socket, int flags);
+  void Reap();
+
+  MultiHandle multi_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;               // an eventfd in the epoll set, for Wakeup
+  int64_t curl_deadline_ns_ = -1;  // when curl wants its timeout action; -1: none
+  int64_t active_ = 0;
+};
+
+}  // namespace stagegate::http

@@ -1,0 +1,197 @@
+#include "load/engine.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "load/worker.h"
+
+namespace stagegate::load {
+namespace {
+
+constexpr int64_t kStartLeadNs = 5'000'000;
+
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// `total` split over `parts` as evenly as possible; part `index`'s share.
+int64_t ShareOf(int64_t total, int64_t parts, int64_t index) {
+  return total / parts + (index < total % parts ? 1 : 0);
+}
+
+LiveSnapshot Snapshot(const std::vector<std::unique_ptr<LiveCounters>>& counters,
+                      const std::vector<Arrival>& arrivals, int64_t phase_start, int64_t now) {
+  LiveSnapshot snapshot;
+  std::array<int64_t, LiveCounters::kTtftBuckets> ttft{};
+  int64_t ttft_count = 0;
+  for (const auto& c : counters) {
+    snapshot.sent += c->sent.load(std::memory_order_relaxed);
+    snapshot.done += c->done.load(std::memory_order_relaxed);
+    snapshot.failed += c->failed.load(std::memory_order_relaxed);
+    snapshot.dropped += c->dropped.load(std::memory_order_relaxed);
+    for (int i = 0; i < LiveCounters::kTtftBuckets; ++i) {
+      const int64_t n = c->ttft[i].load(std::memory_order_relaxed);
+      ttft[i] += n;
+      ttft_count += n;
+    }
+  }
+  snapshot.elapsed_s = static_cast<double>(now - phase_start) / 1e9;
+  if (arrivals.empty()) {
+    snapshot.offered = snapshot.sent;
+  } else {
+    const auto due =
+        std::upper_bound(arrivals.begin(), arrivals.end(), now,
+                         [](int64_t t, const Arrival& a) { return t < a.intended_ns; });
+    snapshot.offered = due - arrivals.begin();
+  }
+  const auto quantile = [&](double q) -> std::optional<double> {
+    if (ttft_count == 0) return std::nullopt;
+    const int64_t rank = static_cast<int64_t>(std::ceil(q * static_cast<double>(ttft_count)));
+    int64_t seen = 0;
+    for (int i = 0; i < LiveCounters::kTtftBuckets; ++i) {
+      seen += ttft[i];
+      if (seen >= rank) return LiveCounters::TtftBucketUpperMs(i);
+    }
+    return LiveCounters::TtftBucketUpperMs(LiveCounters::kTtftBuckets - 1);
+  };
+  snapshot.ttft_p50_ms = quantile(0.50);
+  snapshot.ttft_p95_ms = quantile(0.95);
+  return snapshot;
+}
+
+}  // namespace
+
+int LiveCounters::TtftBucket(int64_t ttft_ns) {
+  double upper_ms = 0.1;
+  for (int i = 0; i < kTtftBuckets - 1; ++i, upper_ms *= 1.15)
+    if (static_cast<double>(ttft_ns) / 1e6 <= upper_ms) return i;
+  return kTtftBuckets - 1;
+}
+
+double LiveCounters::TtftBucketUpperMs(int bucket) {
+  return 0.1 * std::pow(1.15, bucket);
+}
+
+int64_t RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+    getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  return static_cast<int64_t>(limit.rlim_cur);
+}
+
+Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& source,
+                           const RunControl& control) {
+  const bool closed_loop = options.concurrency.has_value();
+  if (closed_loop && !options.requests && !options.duration_s)
+    return Status::InvalidInput("a closed loop needs a request count or a duration");
+  int64_t workers = options.workers > 0 ? options.workers
+                                        : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  int64_t concurrency = 0;
+  if (closed_loop) {
+    concurrency = ShardConcurrency(*options.concurrency, options.shard);
+    workers = std::clamp<int64_t>(concurrency, 1, workers);
+  } else {
+    workers = std::clamp<int64_t>(static_cast<int64_t>(options.arrivals.size()), 1, workers);
+    if (options.max_concurrency)
+      workers = std::clamp<int64_t>(*options.max_concurrency, 1, workers);
+  }
+
+  // The schedule starts a little after now, so starting the threads is not counted as lag.
+  const int64_t phase_start = control.clock->NowNs() - control.origin_ns + kStartLeadNs;
+  std::vector<WorkerPlan> plans(workers);
+  for (int64_t w = 0; w < workers; ++w) {
+    WorkerPlan& plan = plans[w];
+    plan.index = static_cast<int>(w);
+    plan.count = static_cast<int>(workers);
+    plan.closed_loop = closed_loop;
+    plan.phase_start_ns = phase_start;
+    if (closed_loop) {
+      plan.slots = ShareOf(concurrency, workers, w);
+      if (options.duration_s)
+        plan.end_ns = phase_start + static_cast<int64_t>(*options.duration_s * 1e9);
+    } else if (options.max_concurrency) {
+      plan.slots = ShareOf(*options.max_concurrency, workers, w);
+    }
+  }
+  std::vector<Arrival> arrivals = options.arrivals;
+  for (Arrival& arrival : arrivals)
+    arrival.intended_ns += phase_start;
+  for (size_t i = 0; i < arrivals.size(); ++i)
+    plans[i % workers].arrivals.push_back(arrivals[i]);
+
+  std::vector<std::unique_ptr<LiveCounters>> counters;
+  std::vector<std::unique_ptr<Worker>> pool;
+  for (int64_t w = 0; w < workers; ++w) {
+    counters.push_back(std::make_unique<LiveCounters>());
+    pool.push_back(
+        std::make_unique<Worker>(std::move(plans[w]), options, source, control, *counters[w]));
+  }
+
+  const double cpu_start = ProcessCpuSeconds();
+  const int64_t setup_ns = control.clock->NowNs() - control.origin_ns;
+  std::mutex mutex;
+  std::condition_variable all_done;
+  int64_t running = workers;
+  std::vector<Status> statuses(workers);
+  std::vector<std::thread> threads;
+  for (int64_t w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      statuses[w] = pool[w]->Run();
+      std::lock_guard lock(mutex);
+      if (--running == 0) all_done.notify_all();
+    });
+  }
+  {
+    std::unique_lock lock(mutex);
+    while (running > 0) {
+      all_done.wait_for(lock, std::chrono::milliseconds(control.tick_ms));
+      if (running > 0 && control.on_tick) {
+        lock.unlock();
+        control.on_tick(
+            Snapshot(counters, arrivals, phase_start, control.clock->NowNs() - control.origin_ns));
+        lock.lock();
+      }
+    }
+  }
+  for (std::thread& thread : threads)
+    thread.join();
+  for (const Status& status : statuses)
+    SG_RETURN_IF_ERROR(status);
+
+  LoadResult result;
+  result.started_ns = phase_start;
+  result.ended_ns = control.clock->NowNs() - control.origin_ns;
+  result.workers = static_cast<int>(workers);
+  result.client_cpu_s = ProcessCpuSeconds() - cpu_start;
+  result.interrupted = control.stop != nullptr && control.stop->load();
+  // Busy is CPU over the threads' whole life, set-up included, so it is never above 100%.
+  const double wall_s = std::max(1e-9, static_cast<double>(result.ended_ns - setup_ns) / 1e9);
+  size_t total = 0;
+  for (const auto& worker : pool)
+    total += worker->records().size();
+  result.records.reserve(total);
+  for (int64_t w = 0; w < workers; ++w) {
+    result.worker_busy.push_back(pool[w]->cpu_s() / wall_s);
+    result.dropped += counters[w]->dropped.load();
+    for (RequestRecord& record : pool[w]->records())
+      result.records.push_back(std::move(record));
+  }
+  std::sort(result.records.begin(), result.records.end(),
+            [](const RequestRecord& a, const RequestRecord& b) { return a.sequence < b.sequence; });
+  return result;
+}
+
+}  // namespace stagegate::load

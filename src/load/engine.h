@@ -1,0 +1,101 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "load/exchange.h"
+#include "load/request_record.h"
+#include "load/schedule.h"
+
+namespace stagegate::load {
+
+/// What a request that finds every slot taken does under a concurrency cap.
+enum class WhenFull { kQueue, kDrop };
+
+/// One load phase. Exactly one of `arrivals` (open loop: a schedule from BuildOpenLoop or
+/// BuildTraceSchedule, already sharded) and `concurrency` (closed loop) is used.
+struct LoadOptions {
+  std::vector<Arrival> arrivals;
+  /// Closed loop: this many requests in flight at all times (before sharding: the engine takes
+  /// this shard's part). Ends at `requests` sent or `duration_s`, whichever first.
+  std::optional<int64_t> concurrency;
+  std::optional<int64_t> requests;
+  std::optional<double> duration_s;
+  /// Open loop: at most this many in flight; an arrival beyond it waits or is dropped.
+  std::optional<int64_t> max_concurrency;
+  WhenFull when_full = WhenFull::kQueue;
+  /// Schedule positions below this are warmup: sent and recorded, left out of statistics.
+  int64_t warmup_requests = 0;
+  /// How long requests still in flight at the end may finish before they are cancelled.
+  double grace_s = 5;
+  /// Worker threads; 0 means one per hardware thread.
+  int workers = 0;
+  Shard shard;
+  Timeouts timeouts;
+};
+
+/// Builds the request for a schedule position. Called concurrently from every worker: it must be
+/// thread-safe, and deterministic in `sequence`. The spec it returns is owned by the worker.
+using RequestSource = std::function<RequestSpec(int64_t sequence)>;
+
+/// Counters a worker updates as it goes (relaxed atomics on the worker's own cache lines) and the
+/// progress display reads. Approximate by design: the records are the truth.
+struct alignas(64) LiveCounters {
+  static constexpr int kTtftBuckets = 96;  // 100 µs · 1.15^i
+  std::atomic<int64_t> sent{0};
+  std::atomic<int64_t> done{0};
+  std::atomic<int64_t> failed{0};
+  std::atomic<int64_t> dropped{0};
+  std::array<std::atomic<int64_t>, kTtftBuckets> ttft{};
+  static int TtftBucket(int64_t ttft_ns);
+  static double TtftBucketUpperMs(int bucket);
+};
+
+/// A snapshot for the progress line.
+struct LiveSnapshot {
+  int64_t sent = 0, done = 0, failed = 0, dropped = 0, offered = 0;
+  double elapsed_s = 0;
+  std::optional<double> ttft_p50_ms, ttft_p95_ms;
+};
+
+/// What one phase produced.
+struct LoadResult {
+  std::vector<RequestRecord> records;  // sorted by sequence; every offered request, sent or not
+  int64_t started_ns = 0;              // from the origin
+  int64_t ended_ns = 0;
+  int64_t dropped = 0;  // refused under a concurrency cap (also in records, as cancelled)
+  bool interrupted = false;
+  int workers = 0;
+  double client_cpu_s = 0;          // process CPU time over the phase
+  std::vector<double> worker_busy;  // each worker's CPU time / phase wall time
+};
+
+struct RunControl {
+  const Clock* clock = &SteadyClock::Get();
+  int64_t origin_ns = 0;  // the run's time zero on `clock`; record times are relative to it
+  /// Set (from any thread, or a signal handler) to stop sending: requests in flight get the
+  /// grace period, then are cancelled.
+  const std::atomic<bool>* stop = nullptr;
+  /// Called on the calling thread about every `tick_ms` while the phase runs.
+  std::function<void(const LiveSnapshot&)> on_tick;
+  int tick_ms = 250;
+};
+
+/// Runs one phase: starts the workers (each with its own curl multi handle, connections and
+/// records; arrivals are dealt to workers round-robin, so nothing is shared while sending), waits
+/// for them, and merges their records. A failing request is a record, never an error; the Status
+/// is for setup failures (no curl, no timerfd).
+Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& source,
+                           const RunControl& control);
+
+/// Raises the open-files limit to its hard maximum, so that thousands of streams fit. Returns the
+/// limit now in force.
+int64_t RaiseOpenFileLimit();
+
+}  // namespace stagegate::load

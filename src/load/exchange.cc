@@ -1,0 +1,352 @@
+#include "load/exchange.h"
+
+#include <strings.h>
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace stagegate::load {
+namespace {
+
+using json = nlohmann::json;
+
+// A non-streamed answer or an error body larger than this is cut; an error body's first bytes
+// are what a record needs.
+constexpr size_t kMaxBodyBytes = 16 << 20;
+constexpr size_t kMaxErrorBodyBytes = 4096;
+
+bool HeaderIs(std::string_view line, std::string_view name) {
+  return line.size() > name.size() && line[name.size()] == ':' &&
+         strncasecmp(line.data(), name.data(), name.size()) == 0;
+}
+
+std::string_view HeaderValue(std::string_view line) {
+  line.remove_prefix(line.find(':') + 1);
+  while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+    line.remove_prefix(1);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n' || line.back() == ' '))
+    line.remove_suffix(1);
+  return line;
+}
+
+std::string ToolCallsJson(const std::vector<http::ToolCallState>& calls) {
+  json out = json::array();
+  for (const http::ToolCallState& call : calls)
+    out.push_back({{"index", call.index},
+                   {"id", call.id},
+                   {"type", call.type},
+                   {"name", call.name},
+                   {"arguments", call.arguments}});
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// The message of an OpenAI-style error body, or the body's start.
+std::string ErrorBodyMessage(const std::string& body) {
+  json parsed = json::parse(body, nullptr, false);
+  if (parsed.is_object()) {
+    auto error = parsed.find("error");
+    if (error != parsed.end()) {
+      if (error->is_string()) return error->get<std::string>();
+      if (error->is_object() && error->contains("message") && (*error)["message"].is_string())
+        return (*error)["message"].get<std::string>();
+    }
+    if (parsed.contains("message") && parsed["message"].is_string())
+      return parsed["message"].get<std::string>();
+  }
+  return body.substr(0, 200);
+}
+
+}  // namespace
+
+Exchange::Exchange(std::vector<Exchange*>* finished)
+    : finished_(finished), easy_(curl_easy_init()) {}
+
+void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::TraceContext& trace,
+                     const Timeouts& timeouts, const Clock& clock, int64_t origin_ns) {
+  spec_ = &spec;
+  clock_ = &clock;
+  origin_ns_ = origin_ns;
+  timeouts_ = timeouts;
+  record_ = std::move(record);
+  record_.task_id = spec.task_id;
+  record_.persona = spec.persona;
+  record_.streamed = spec.stream;
+  record_.requested_input_tokens = spec.requested_input_tokens;
+  record_.requested_output_tokens = spec.requested_output_tokens;
+  record_.trace_id = trace.trace_id;
+  sse_.Reset();
+  decoder_ = http::OpenAiStreamDecoder();
+  body_.clear();
+  last_byte_ns_.reset();
+  status_ = 0;
+  status_read_ = false;
+  streaming_body_ = false;
+  body_truncated_ = false;
+  error_buffer_[0] = '\0';
+
+  std::vector<std::string> headers = spec.headers;
+  headers.push_back("Content-Type: application/json");
+  headers.push_back(spec.stream ? "Accept: text/event-stream" : "Accept: application/json");
+  headers.push_back("Expect:");  // never wait for 100-continue before a large body
+  headers.push_back(trace.Header());
+  headers_ = http::MakeHeaderList(headers);
+
+  CURL* e = easy_.get();
+  curl_easy_reset(e);
+  curl_easy_setopt(e, CURLOPT_URL, spec.url.c_str());
+  curl_easy_setopt(e, CURLOPT_POST, 1L);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, spec.body.data());
+  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(spec.body.size()));
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers_.get());
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Exchange::OnHeaderData);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, this);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Exchange::OnBodyData);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, this);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error_buffer_);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeouts.connect_ms));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeouts.total_ms));
+  record_.sent_ns = Now();
+}
+
+size_t Exchange::OnHeaderData(char* data, size_t size, size_t count, void* self_ptr) {
+  auto* self = static_cast<Exchange*>(self_ptr);
+  const size_t bytes = size * count;
+  if (!self->record_.first_byte_ns) self->record_.first_byte_ns = self->Now();
+  const std::string_view line(data, bytes);
+  if (HeaderIs(line, "retry-after")) {
+    self->record_.retry_after_s = http::ParseRetryAfter(HeaderValue(line));
+  } else if (HeaderIs(line, "server-timing")) {
+    if (!self->record_.server_timing.empty()) self->record_.server_timing += ", ";
+    self->record_.server_timing += HeaderValue(line);
+  } else if (line.rfind("HTTP/", 0) == 0) {
+    // A new header block (after a 1xx): what was gathered belonged to the interim response.
+    self->record_.server_timing.clear();
+    self->record_.retry_after_s.reset();
+  }
+  return bytes;
+}
+
+size_t Exchange::OnBodyData(char* data, size_t size, size_t count, void* self_ptr) {
+  auto* self = static_cast<Exchange*>(self_ptr);
+  const size_t bytes = size * count;
+  const int64_t now = self->Now();
+  if (!self->record_.first_byte_ns) self->record_.first_byte_ns = now;
+  self->last_byte_ns_ = now;
+  if (!self->status_read_) {
+    curl_easy_getinfo(self->easy_.get(), CURLINFO_RESPONSE_CODE, &self->status_);
+    self->status_read_ = true;
+    self->streaming_body_ = self->spec_->stream && self->status_ >= 200 && self->status_ < 300;
+  }
+  if (self->streaming_body_) {
+    self->events_.clear();
+    self->sse_.Feed(std::string_view(data, bytes), self->events_);
+    for (const http::SseEvent& event : self->events_)
+      self->decoder_.OnEvent(event, now);
+    return bytes;
+  }
+  const bool ok_status = self->status_ >= 200 && self->status_ < 300;
+  const size_t limit = ok_status ? kMaxBodyBytes : kMaxErrorBodyBytes;
+  if (self->body_.size() + bytes > limit) {
+    self->body_.append(data, limit - self->body_.size());
+    self->body_truncated_ = true;
+    // An answer we cannot hold ends the transfer (curl reports a write error); an error body
+    // only needs its start, so the rest is read and dropped.
+    return ok_status ? 0 : bytes;
+  }
+  self->body_.append(data, bytes);
+  return bytes;
+}
+
+bool Exchange::FirstTokenOverdue(int64_t now_ns) const {
+  if (timeouts_.first_token_ms <= 0 || !record_.sent_ns) return false;
+  if (status_read_ && !streaming_body_) return false;  // no tokens to wait for
+  if (decoder_.first_token_ns()) return false;
+  return now_ns - *record_.sent_ns > timeouts_.first_token_ms * 1'000'000;
+}
+
+void Exchange::Abort(Outcome outcome, const std::string& message) {
+  const int64_t now = Now();
+  TakeStreamResults();
+  record_.outcome = outcome;
+  record_.error_message = message;
+  if (status_read_) record_.http_status = status_;
+  Finish(now);
+}
+
+void Exchange::OnDone(CURLcode code) {
+  const int64_t now = Now();
+  if (status_read_ || code == CURLE_OK) {
+    if (!status_read_) curl_easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &status_);
+    record_.http_status = status_;
+  }
+  if (code == CURLE_OK && streaming_body_) decoder_.OnEnd(now);
+  TakeStreamResults();
+  if (code == CURLE_PARTIAL_FILE && streaming_body_ &&
+      decoder_.state() == http::OpenAiStreamDecoder::State::kStreaming) {
+    // The server closed a stream before both [DONE] and the end of its body: a truncated stream,
+    // with curl's word for it kept.
+    decoder_.OnEnd(now);
+    record_.outcome = Outcome::kMalformedStream;
+    record_.curl_code = static_cast<int64_t>(code);
+    record_.error_message = decoder_.error() + " (curl " + std::to_string(code) + ": " +
+                            (error_buffer_[0] != '\0' ? error_buffer_ : curl_easy_strerror(code)) +
+                            ")";
+  } else if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && body_truncated_)) {
+    ClassifyTransportFailure(code);
+  } else if (status_ < 200 || status_ >= 300) {
+    ClassifyHttpStatus();
+  } else if (body_truncated_) {
+    record_.outcome = Outcome::kMalformedStream;
+    record_.error_message = "response body larger than " + std::to_string(kMaxBodyBytes >> 20) +
+                            " MiB; the rest was not read";
+  } else if (streaming_body_) {
+    switch (decoder_.state()) {
+      case http::OpenAiStreamDecoder::State::kDone:
+        record_.outcome = Outcome::kOk;
+        break;
+      case http::OpenAiStreamDecoder::State::kError:
+        record_.outcome = Outcome::kHttpError;
+        record_.error_message =
+            "error in the stream after HTTP " + std::to_string(status_) + ": " + decoder_.error();
+        break;
+      default:
+        record_.outcome = Outcome::kMalformedStream;
+        record_.error_message = decoder_.error();
+        break;
+    }
+  } else {
+    DecodeWholeBody();
+  }
+  Finish(code == CURLE_OK && last_byte_ns_ ? *last_byte_ns_ : now);
+}
+
+void Exchange::ClassifyTransportFailure(CURLcode code) {
+  record_.curl_code = static_cast<int64_t>(code);
+  const std::string detail = error_buffer_[0] != '\0' ? error_buffer_ : curl_easy_strerror(code);
+  if (code == CURLE_OPERATION_TIMEDOUT) {
+    long connect_code = 0;
+    curl_easy_getinfo(easy_.get(), CURLINFO_HTTP_CONNECTCODE, &connect_code);
+    curl_off_t connect_us = 0;
+    curl_easy_getinfo(easy_.get(), CURLINFO_CONNECT_TIME_T, &connect_us);
+    record_.outcome = Outcome::kTimeout;
+    record_.error_message =
+        (connect_us == 0 ? "connect timeout after " + std::to_string(timeouts_.connect_ms)
+                         : "total timeout after " + std::to_string(timeouts_.total_ms)) +
+        " ms (curl " + std::to_string(code) + ": " + detail + ")";
+    return;
+  }
+  record_.outcome = Outcome::kTransportError;
+  record_.error_message = "curl " + std::to_string(code) + ": " + detail;
+}
+
+void Exchange::ClassifyHttpStatus() {
+  if (status_ == 401 || status_ == 403) {
+    record_.outcome = Outcome::kDenied;
+  } else if (status_ == 429 || status_ == 503) {
+    record_.outcome = Outcome::kShed;
+  } else {
+    record_.outcome = Outcome::kHttpError;
+  }
+  record_.error_message = "HTTP " + std::to_string(status_);
+  if (!body_.empty()) record_.error_message += ": " + ErrorBodyMessage(body_);
+}
+
+void Exchange::DecodeWholeBody() {
+  json parsed = json::parse(body_, nullptr, false);
+  if (!parsed.is_object()) {
+    record_.outcome = Outcome::kMalformedStream;
+    record_.error_message = "response body is not a JSON object";
+    return;
+  }
+  const json* choice = nullptr;
+  if (auto choices = parsed.find("choices"); choices != parsed.end() && choices->is_array() &&
+                                             !choices->empty() && (*choices)[0].is_object())
+    choice = &(*choices)[0];
+  if (auto error = parsed.find("error"); error != parsed.end() && choice == nullptr) {
+    record_.outcome = Outcome::kHttpError;
+    record_.error_message =
+        "error after HTTP " + std::to_string(status_) + ": " + ErrorBodyMessage(body_);
+    return;
+  }
+  if (choice != nullptr) {
+    const json* message = choice->contains("message") ? &(*choice)["message"] : nullptr;
+    if (message != nullptr && message->is_object()) {
+      if (message->contains("content") && (*message)["content"].is_string())
+        record_.answer_text = (*message)["content"].get<std::string>();
+      for (const char* key : {"reasoning_content", "reasoning"})
+        if (message->contains(key) && (*message)[key].is_string() && record_.reasoning_text.empty())
+          record_.reasoning_text = (*message)[key].get<std::string>();
+      if (message->contains("tool_calls") && (*message)["tool_calls"].is_array()) {
+        json calls = json::array();
+        int64_t index = 0;
+        for (const json& call : (*message)["tool_calls"]) {
+          if (!call.is_object()) continue;
+          const json function = call.value("function", json::object());
+          calls.push_back(
+              {{"index", index++},
+               {"id", call.value("id", "")},
+               {"type", call.value("type", "")},
+               {"name", function.is_object() ? function.value("name", "") : ""},
+               {"arguments", function.is_object() ? function.value("arguments", "") : ""}});
+        }
+        record_.tool_calls_json = calls.dump(-1, ' ', false, json::error_handler_t::replace);
+      }
+    } else if (choice->contains("text") && (*choice)["text"].is_string()) {
+      record_.answer_text = (*choice)["text"].get<std::string>();
+    }
+    if (choice->contains("finish_reason") && (*choice)["finish_reason"].is_string())
+      record_.finish_reason = (*choice)["finish_reason"].get<std::string>();
+  }
+  if (auto usage = parsed.find("usage"); usage != parsed.end() && usage->is_object()) {
+    if (usage->contains("prompt_tokens") && (*usage)["prompt_tokens"].is_number_integer()) {
+      record_.input_tokens = (*usage)["prompt_tokens"].get<int64_t>();
+      record_.input_token_source = "usage";
+    }
+    if (usage->contains("completion_tokens") && (*usage)["completion_tokens"].is_number_integer()) {
+      record_.output_tokens = (*usage)["completion_tokens"].get<int64_t>();
+      record_.token_source = "usage";
+    }
+  }
+  record_.outcome = Outcome::kOk;
+}
+
+// Copies what the stream decoder gathered into the record; also for failed and aborted streams,
+// so the text kept so far is not lost.
+void Exchange::TakeStreamResults() {
+  if (!streaming_body_) return;
+  record_.answer_text = decoder_.content();
+  record_.reasoning_text = decoder_.reasoning();
+  if (!decoder_.tool_calls().empty())
+    record_.tool_calls_json = ToolCallsJson(decoder_.tool_calls());
+  record_.finish_reason = decoder_.finish_reason();
+  record_.first_token_ns = decoder_.first_token_ns();
+  record_.first_answer_ns = decoder_.first_answer_ns();
+  record_.chunk_times_ns = decoder_.content_times_ns();
+  const http::StreamUsage& usage = decoder_.usage();
+  if (usage.prompt_tokens) {
+    record_.input_tokens = usage.prompt_tokens;
+    record_.input_token_source = "usage";
+  }
+  if (usage.completion_tokens) {
+    record_.output_tokens = usage.completion_tokens;
+    record_.token_source = "usage";
+  } else {
+    record_.output_tokens = decoder_.content_events();
+    record_.token_source = "counted";
+  }
+}
+
+void Exchange::Finish(int64_t end_ns) {
+  record_.end_ns = end_ns;
+  if (!record_.input_tokens && record_.requested_input_tokens) {
+    record_.input_tokens = record_.requested_input_tokens;
+    record_.input_token_source = "requested";
+  }
+  headers_.reset();
+  finished_->push_back(this);
+}
+
+}  // namespace stagegate::load

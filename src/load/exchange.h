@@ -1,0 +1,100 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "http/curl_handles.h"
+#include "http/openai_request.h"
+#include "http/openai_stream.h"
+#include "http/sse_parser.h"
+#include "http/transport.h"
+#include "load/request_record.h"
+
+namespace stagegate::load {
+
+/// What to send for one position of a schedule. Built once per request by the caller's request
+/// source; the exchange keeps a reference until the request ends.
+struct RequestSpec {
+  std::string url;
+  std::string body;
+  std::vector<std::string> headers;  // "Name: value"; may carry a secret: never recorded
+  bool stream = true;
+  std::string task_id;  // "" for a synthetic prompt
+  std::string persona;
+  std::optional<int64_t> requested_input_tokens;
+  std::optional<int64_t> requested_output_tokens;
+};
+
+/// The three timeouts, each measured from the actual send. 0 turns one off.
+struct Timeouts {
+  int64_t connect_ms = 2000;
+  int64_t first_token_ms = 15000;
+  int64_t total_ms = 60000;
+};
+
+/// One request in flight on a worker: a reusable curl easy handle (kept across requests, so its
+/// buffers are not re-allocated), the SSE parser and the stream decoder, and the record being
+/// filled. Every timestamp is taken on arrival of the bytes, in ns from the run's origin.
+///
+/// Not thread-safe: an exchange lives on its worker's thread. The spec and the clock passed to
+/// Begin must outlive the request.
+class Exchange : public http::Transfer {
+ public:
+  /// Where an ended exchange reports itself: the worker's list of finished exchanges.
+  explicit Exchange(std::vector<Exchange*>* finished);
+
+  /// Sets up the request. `record` arrives with the schedule's fields (sequence, intended time,
+  /// warmup, ...); sent_ns is taken here, so call this right before MultiTransport::Add.
+  void Begin(const RequestSpec& spec, RequestRecord record, const http::TraceContext& trace,
+             const Timeouts& timeouts, const Clock& clock, int64_t origin_ns);
+
+  CURL* easy() override { return easy_.get(); }
+  void OnDone(CURLcode code) override;
+
+  /// Ends the request from outside (after MultiTransport::Remove): a first-token timeout or a
+  /// cancel. Keeps everything received so far.
+  void Abort(Outcome outcome, const std::string& message);
+
+  /// Still waiting for the first token at `now_ns` (run time) past the first-token timeout.
+  bool FirstTokenOverdue(int64_t now_ns) const;
+
+  /// The finished record. Call once, after OnDone or Abort.
+  RequestRecord TakeRecord() { return std::move(record_); }
+
+  /// The worker's bookkeeping: this exchange's index in its in-flight list.
+  size_t in_flight_slot = 0;
+
+ private:
+  static size_t OnHeaderData(char* data, size_t size, size_t count, void* self);
+  static size_t OnBodyData(char* data, size_t size, size_t count, void* self);
+  int64_t Now() const { return clock_->NowNs() - origin_ns_; }
+  void Finish(int64_t end_ns);
+  void ClassifyTransportFailure(CURLcode code);
+  void ClassifyHttpStatus();
+  void DecodeWholeBody();
+  void TakeStreamResults();
+
+  std::vector<Exchange*>* finished_;
+  http::EasyHandle easy_;
+  http::HeaderList headers_;
+  char error_buffer_[CURL_ERROR_SIZE] = {};
+  const RequestSpec* spec_ = nullptr;
+  const Clock* clock_ = nullptr;
+  int64_t origin_ns_ = 0;
+  Timeouts timeouts_;
+  RequestRecord record_;
+  http::SseParser sse_;
+  http::OpenAiStreamDecoder decoder_;
+  std::vector<http::SseEvent> events_;
+  std::string body_;                     // a non-streamed or error body, bounded
+  std::optional<int64_t> last_byte_ns_;  // e2e ends at the last body byte, not at curl's notice
+  long status_ = 0;
+  bool status_read_ = false;
+  bool streaming_body_ = false;  // 2xx and asked for a stream: bytes go to the SSE parser
+  bool body_truncated_ = false;
+};
+
+}  // namespace stagegate::load

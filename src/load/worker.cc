@@ -1,0 +1,227 @@
+#include "load/worker.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace stagegate::load {
+
+struct Worker::Slot {
+  explicit Slot(std::vector<Exchange*>* finished) : exchange(finished) {}
+  RequestSpec spec;
+  Exchange exchange;
+};
+
+namespace {
+
+// How often requests waiting for their first token are checked against the timeout, and the
+// longest sleep (so a stop is seen quickly).
+constexpr int64_t kFirstTokenScanNs = 5'000'000;
+constexpr int kMaxWaitMs = 20;
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+}  // namespace
+
+Worker::Worker(WorkerPlan plan, const LoadOptions& options, const RequestSource& source,
+               const RunControl& control, LiveCounters& counters)
+    : plan_(std::move(plan)),
+      options_(options),
+      source_(source),
+      control_(control),
+      counters_(counters),
+      trace_rng_(std::random_device{}() ^ (static_cast<uint64_t>(plan_.index) << 32)) {
+  if (plan_.closed_loop) free_since_.assign(plan_.slots, plan_.phase_start_ns);
+}
+
+Worker::~Worker() {
+  // An exchange must leave the multi handle before its easy handle is cleaned up.
+  if (transport_)
+    for (Slot* slot : in_flight_)
+      transport_->Remove(&slot->exchange);
+}
+
+Status Worker::Run() {
+  const double cpu_start = ThreadCpuSeconds();
+  Result<std::unique_ptr<http::MultiTransport>> transport = http::MultiTransport::Create();
+  if (!transport.ok()) return transport.status();
+  transport_ = std::move(*transport);
+  // Every worker starts the schedule at the same moment, after all of them are set up.
+  while (Now() < plan_.phase_start_ns)
+    transport_->WaitAndDrive(plan_.phase_start_ns + control_.origin_ns, kMaxWaitMs);
+
+  std::optional<int64_t> grace_end;
+  int64_t next_scan = 0;
+  while (true) {
+    int64_t now = Now();
+    if (!stopping_ && control_.stop != nullptr && control_.stop->load(std::memory_order_relaxed)) {
+      stopping_ = true;
+      for (const Arrival& waiting : queue_)
+        Drop(waiting, "cancelled: queued when the run stopped");
+      queue_.clear();
+    }
+    if (!stopping_) Dispatch(now);
+    if (!MoreToSend()) {
+      if (!grace_end) grace_end = now + static_cast<int64_t>(options_.grace_s * 1e9);
+      if (in_flight_.empty()) break;
+      if (now >= *grace_end) {
+        char why[96];
+        std::snprintf(why, sizeof why, "cancelled: still in flight %g s after the %s",
+                      options_.grace_s, stopping_ ? "stop" : "phase ended");
+        CancelAll(why);
+        break;
+      }
+    }
+    if (now >= next_scan) {
+      TimeOutFirstTokens(now);
+      next_scan = now + kFirstTokenScanNs;
+    }
+    Reap();
+
+    int64_t deadline = next_scan;
+    if (!stopping_ && !plan_.closed_loop && next_arrival_ < plan_.arrivals.size())
+      deadline = std::min(deadline, plan_.arrivals[next_arrival_].intended_ns);
+    if (grace_end) deadline = std::min(deadline, *grace_end);
+    transport_->WaitAndDrive(deadline + control_.origin_ns, kMaxWaitMs);
+    Reap();
+  }
+  cpu_s_ = ThreadCpuSeconds() - cpu_start;
+  return Status::Ok();
+}
+
+bool Worker::MoreToSend() const {
+  if (stopping_) return false;
+  if (!plan_.closed_loop) return next_arrival_ < plan_.arrivals.size() || !queue_.empty();
+  if (Now() >= plan_.end_ns) return false;
+  const int64_t sequence =
+      options_.shard.index +
+      options_.shard.count * (plan_.index + int64_t{plan_.count} * next_round_);
+  return !options_.requests || sequence < *options_.requests;
+}
+
+std::optional<int64_t> Worker::NextClosedLoopSequence() {
+  // Sequences are dealt to shards, then workers, round by round, so the union over shards and
+  // workers is 0, 1, 2, ... with no gaps or repeats.
+  const int64_t sequence =
+      options_.shard.index +
+      options_.shard.count * (plan_.index + int64_t{plan_.count} * next_round_);
+  if (options_.requests && sequence >= *options_.requests) return std::nullopt;
+  ++next_round_;
+  return sequence;
+}
+
+void Worker::Dispatch(int64_t now) {
+  if (plan_.closed_loop) {
+    while (!free_since_.empty() && now < plan_.end_ns) {
+      std::optional<int64_t> sequence = NextClosedLoopSequence();
+      if (!sequence) break;
+      // The intended send of a closed-loop request is the moment its slot became free.
+      Send(Arrival{.sequence = *sequence, .intended_ns = free_since_.front()}, std::nullopt);
+      free_since_.pop_front();
+    }
+    return;
+  }
+  const auto has_room = [&] {
+    return plan_.slots == 0 || static_cast<int64_t>(in_flight_.size()) < plan_.slots;
+  };
+  while (!queue_.empty() && has_room()) {
+    const Arrival waiting = queue_.front();
+    queue_.pop_front();
+    Send(waiting, now - waiting.intended_ns);
+  }
+  while (next_arrival_ < plan_.arrivals.size() &&
+         plan_.arrivals[next_arrival_].intended_ns <= now) {
+    const Arrival& arrival = plan_.arrivals[next_arrival_++];
+    if (has_room()) {
+      Send(arrival, std::nullopt);
+    } else if (options_.when_full == WhenFull::kQueue) {
+      queue_.push_back(arrival);
+    } else {
+      Drop(arrival, "dropped: " + std::to_string(plan_.slots) +
+                        " requests in flight on this worker (max_concurrency)");
+    }
+  }
+}
+
+void Worker::Send(const Arrival& arrival, std::optional<int64_t> queue_ns) {
+  Slot* slot = nullptr;
+  if (pool_.empty()) {
+    slots_.push_back(std::make_unique<Slot>(&finished_));
+    slot = slots_.back().get();
+  } else {
+    slot = pool_.back();
+    pool_.pop_back();
+  }
+  slot->spec = source_(arrival.sequence);
+  RequestRecord record;
+  record.sequence = arrival.sequence;
+  record.intended_ns = arrival.intended_ns;
+  record.worker = plan_.index;
+  record.warmup = arrival.sequence < options_.warmup_requests;
+  record.queue_ns = queue_ns;
+  slot->exchange.Begin(slot->spec, std::move(record), http::NewTraceContext(trace_rng_),
+                       options_.timeouts, *control_.clock, control_.origin_ns);
+  counters_.sent.fetch_add(1, std::memory_order_relaxed);
+  slot->exchange.in_flight_slot = in_flight_.size();
+  in_flight_.push_back(slot);
+  if (!transport_->Add(&slot->exchange))
+    slot->exchange.Abort(Outcome::kTransportError, "curl refused to start the transfer");
+}
+
+void Worker::Drop(const Arrival& arrival, const std::string& why) {
+  RequestRecord record;
+  record.sequence = arrival.sequence;
+  record.intended_ns = arrival.intended_ns;
+  record.worker = plan_.index;
+  record.warmup = arrival.sequence < options_.warmup_requests;
+  record.outcome = Outcome::kCancelled;
+  record.error_message = why;
+  records_.push_back(std::move(record));
+  counters_.dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Worker::Reap() {
+  for (Exchange* exchange : finished_) {
+    Slot* slot = in_flight_[exchange->in_flight_slot];
+    in_flight_[exchange->in_flight_slot] = in_flight_.back();
+    in_flight_[exchange->in_flight_slot]->exchange.in_flight_slot = exchange->in_flight_slot;
+    in_flight_.pop_back();
+    RequestRecord record = exchange->TakeRecord();
+    counters_.done.fetch_add(1, std::memory_order_relaxed);
+    if (record.outcome != Outcome::kOk) counters_.failed.fetch_add(1, std::memory_order_relaxed);
+    if (record.first_token_ns && record.sent_ns)
+      counters_.ttft[LiveCounters::TtftBucket(*record.first_token_ns - *record.sent_ns)].fetch_add(
+          1, std::memory_order_relaxed);
+    if (plan_.closed_loop) free_since_.push_back(record.end_ns.value_or(Now()));
+    records_.push_back(std::move(record));
+    pool_.push_back(slot);
+  }
+  finished_.clear();
+}
+
+void Worker::CancelAll(const std::string& why) {
+  for (Slot* slot : in_flight_) {
+    transport_->Remove(&slot->exchange);
+    slot->exchange.Abort(Outcome::kCancelled, why);
+  }
+  Reap();
+}
+
+void Worker::TimeOutFirstTokens(int64_t now) {
+  if (options_.timeouts.first_token_ms <= 0) return;
+  for (Slot* slot : in_flight_) {
+    if (!slot->exchange.FirstTokenOverdue(now)) continue;
+    transport_->Remove(&slot->exchange);
+    slot->exchange.Abort(
+        Outcome::kTimeout,
+        "first token timeout after " + std::to_string(options_.timeouts.first_token_ms) + " ms");
+  }
+}
+
+}  // namespace stagegate::load

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "http/transport.h"
+#include "load/engine.h"
+
+namespace stagegate::load {
+
+/// One worker's share of a phase.
+struct WorkerPlan {
+  int index = 0;
+  int count = 1;  // workers in the phase
+  /// Open loop: this worker's arrivals, intended times already in run time, sorted.
+  std::vector<Arrival> arrivals;
+  /// Closed loop: requests kept in flight. Open loop: the cap (0 = none).
+  int64_t slots = 0;
+  bool closed_loop = false;
+  int64_t phase_start_ns = 0;  // run time
+  int64_t end_ns = INT64_MAX;  // closed loop: no send at or after this
+};
+
+/// Sends one worker's share of a phase on the calling thread, with its own transport, exchanges
+/// and records. Reads LoadOptions, the request source and RunControl (all shared read-only);
+/// writes only its own members and its LiveCounters.
+class Worker {
+ public:
+  Worker(WorkerPlan plan, const LoadOptions& options, const RequestSource& source,
+         const RunControl& control, LiveCounters& counters);
+  ~Worker();
+
+  /// Runs to the end of the plan (or the stop, plus the grace period).
+  Status Run();
+
+  std::vector<RequestRecord>& records() { return records_; }
+  /// CPU time this thread used in Run, in seconds.
+  double cpu_s() const { return cpu_s_; }
+
+ private:
+  struct Slot;  // an exchange and the spec it sends
+
+  int64_t Now() const { return control_.clock->NowNs() - control_.origin_ns; }
+  bool MoreToSend() const;
+  void Dispatch(int64_t now);
+  void Send(const Arrival& arrival, std::optional<int64_t> queue_ns);
+  void Drop(const Arrival& arrival, const std::string& why);
+  void Reap();
+  void CancelAll(const std::string& why);
+  void TimeOutFirstTokens(int64_t now);
+  std::optional<int64_t> NextClosedLoopSequence();
+
+  WorkerPlan plan_;
+  const LoadOptions& options_;
+  const RequestSource& source_;
+  const RunControl& control_;
+  LiveCounters& counters_;
+  std::unique_ptr<http::MultiTransport> transport_;
+  std::mt19937_64 trace_rng_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // every exchange made; reused across requests
+  std::vector<Slot*> pool_;                   // the idle ones
+  std::vector<Slot*> in_flight_;
+  std::vector<Exchange*> finished_;
+  std::vector<RequestRecord> records_;
+  std::deque<Arrival> queue_;       // open loop, capped, kQueue: arrivals waiting for a slot
+  std::deque<int64_t> free_since_;  // closed loop: when each free slot became free
+  size_t next_arrival_ = 0;
+  int64_t next_round_ = 0;  // closed loop: the next round of sequences for this worker
+  bool stopping_ = false;
+  double cpu_s_ = 0;
+};
+
+}  // namespace stagegate::load

@@ -1,0 +1,256 @@
+// `stagegate profile` as a process against an in-process reference application: what it writes,
+// how it refuses bad options, that it keeps secrets out of every output, and that SIGINT keeps
+// the records.
+
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/sim_server.h"
+#include "store/store.h"
+#include "test_util.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct Ran {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Starts the binary with `args`, its output going to files under `dir`; `on_started` runs while
+// it runs (e.g. to send it a signal).
+Ran RunProfile(const testing::TempDir& dir, std::vector<std::string> args,
+               const std::function<void(pid_t)>& on_started = nullptr) {
+  std::vector<std::string> full = {STAGEGATE_BINARY, "--db", dir / "store.db", "profile"};
+  full.insert(full.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : full)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const std::string out_path = dir / "stdout.txt", err_path = dir / "stderr.txt";
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  REQUIRE(posix_spawn(&pid, STAGEGATE_BINARY, &actions, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  if (on_started) on_started(pid);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Ran ran;
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  ran.out = testing::ReadText(out_path);
+  ran.err = testing::ReadText(err_path);
+  return ran;
+}
+
+std::unique_ptr<sim::SimServer> StartSim(sim::SimProfile profile) {
+  Result<std::unique_ptr<sim::SimServer>> server =
+      sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = profile});
+  REQUIRE(server.ok());
+  return std::move(*server);
+}
+
+std::vector<json> ReadJsonLines(const std::string& path) {
+  std::vector<json> lines;
+  std::istringstream in(testing::ReadText(path));
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(json::parse(line));
+  return lines;
+}
+
+TEST_CASE("profile runs each concurrency level and writes json, csv, jsonl and the store",
+          "[cli][profile]") {
+  auto sim = StartSim(sim::SimProfile::Fast());
+  testing::TempDir dir;
+  Ran ran = RunProfile(dir, {"--url",           sim->base_url() + "/v1",
+                             "--model",         "sim",
+                             "--concurrency",   "1,3",
+                             "--requests",      "12",
+                             "--warmup",        "2",
+                             "--output-tokens", "16",
+                             "--extra-inputs",  "ignore_eos:true",
+                             "--slo",           "ttft_ms:10000",
+                             "--out",           dir / "out",
+                             "--workers",       "2"});
+  INFO(ran.err);
+  REQUIRE(ran.exit_code == 0);
+  CHECK(ran.out.find("c=1") != std::string::npos);
+  CHECK(ran.out.find("c=3") != std::string::npos);
+  CHECK(ran.out.find("self-check c=3") != std::string::npos);
+
+  const std::string jsonl = testing::ReadText(dir / "out/requests.jsonl");
+  INFO("first request: " << jsonl.substr(0, jsonl.find('\n')));
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  CHECK(profile["schema_version"] == 1);
+  CHECK(profile["interrupted"] == false);
+  CHECK(profile["config"]["concurrency"] == json::array({1, 3}));
+  CHECK(profile["fingerprint"].get<std::string>().size() == 64);
+  REQUIRE(profile["levels"].size() == 2);
+  for (const json& level : profile["levels"]) {
+    CHECK(level["requests"]["offered"] == 12);  // warmup requests come on top
+    CHECK(level["requests"]["warmup_excluded"] == 2);
+    CHECK(level["requests"]["completed"] == 12);
+    CHECK(level["requests"]["met_slos"] == 12);
+    CHECK(level["metrics"]["output_tokens"].value("min", 0) == 16);
+    CHECK(level["metrics"]["output_tokens"].value("max", 0) == 16);
+    CHECK(level["metrics"]["ttft_ms"]["count"] == 12);
+    CHECK(level["self_check"]["workers"].get<int>() >= 1);
+  }
+  CHECK(profile["levels"][1]["value"] == 3);
+
+  const std::vector<json> requests = ReadJsonLines(dir / "out/requests.jsonl");
+  CHECK(requests.size() == 28);
+  for (const json& r : requests) {
+    CHECK(r["outcome"] == "ok");
+    CHECK(r["tokens"]["output"] == 16);
+    CHECK(r["tokens"]["output_source"] == "usage");
+    CHECK(r["trace_id"].get<std::string>().size() == 32);
+  }
+
+  const std::string csv = testing::ReadText(dir / "out/profile.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);
+  CHECK(csv.rfind("kind,value,offered,", 0) == 0);
+  CHECK(csv.find("\nconcurrency,3,12,12,12,1,") != std::string::npos);
+
+  auto store = store::Store::Open(dir / "store.db");
+  REQUIRE(store.ok());
+  auto runs = (*store)->ListRuns();
+  REQUIRE(runs.ok());
+  REQUIRE(runs->size() == 1);
+  CHECK((*runs)[0].id == profile["run_id"]);
+  CHECK((*runs)[0].status == store::RunStatus::kComplete);
+  auto stored = (*store)->ListRequests((*runs)[0].id);
+  REQUIRE(stored.ok());
+  CHECK(stored->size() == 28);
+  CHECK(stored->front().chunk_times_ns.size() == 16);
+}
+
+TEST_CASE("profile keeps the API key out of the store and every output", "[cli][profile]") {
+  auto sim = StartSim(sim::SimProfile::Fast());
+  testing::TempDir dir;
+  setenv("STAGEGATE_TEST_KEY", "sk-test-Zq81secret", 1);
+  Ran ran = RunProfile(
+      dir, {"--url", sim->base_url() + "/v1", "--model", "sim", "--requests", "3", "--api-key-env",
+            "STAGEGATE_TEST_KEY", "--header", "X-Team: sk-header-secret", "--out", dir / "out"});
+  unsetenv("STAGEGATE_TEST_KEY");
+  REQUIRE(ran.exit_code == 0);
+  for (const char* file : {"store.db", "store.db-wal", "out/profile.json", "out/profile.csv",
+                           "out/requests.jsonl", "stdout.txt", "stderr.txt"}) {
+    INFO(file);
+    const std::string text = testing::ReadText(dir / file);
+    CHECK(text.find("sk-test-Zq81secret") == std::string::npos);
+    CHECK(text.find("sk-header-secret") == std::string::npos);
+  }
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  CHECK(profile["config"]["api_key_env"] == "STAGEGATE_TEST_KEY");
+  CHECK(profile["config"]["headers"] == json::array({"X-Team"}));
+}
+
+TEST_CASE("profile refuses bad options with every problem named", "[cli][profile]") {
+  testing::TempDir dir;
+  unsetenv("STAGEGATE_UNSET_KEY");
+  Ran ran = RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--concurrency", "2",
+                             "--request-rate", "5", "--slo", "tfft_ms:5", "--input-tokens", "0",
+                             "--api-key-env", "STAGEGATE_UNSET_KEY", "--shard", "5/4"});
+  CHECK(ran.exit_code == 2);
+  CHECK(ran.err ==
+        "stagegate profile: give one of --concurrency, --request-rate and --trace\n"
+        "stagegate profile: --input-tokens '0': expected MEAN or MEAN:STD, MEAN >= 1\n"
+        "stagegate profile: --slo: unknown metric 'tfft_ms' (did you mean 'ttft_ms'?) (known: "
+        "ttft_ms, ttst_ms, tpot_ms, itl_ms, e2e_ms, corrected_ms)\n"
+        "stagegate profile: shard '5/4': I must be from 1 to 4 (shards count from 1)\n"
+        "stagegate profile: --api-key-env: the environment variable STAGEGATE_UNSET_KEY is not "
+        "set\n");
+  CHECK_FALSE(std::filesystem::exists(dir / "store.db"));
+}
+
+// A loopback port that nothing listens on: bound, read, and closed again.
+int ClosedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  socklen_t length = sizeof address;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+TEST_CASE("profile records a server that refuses connections as transport errors",
+          "[cli][profile]") {
+  testing::TempDir dir;
+  const std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort()) + "/v1";
+  Ran ran =
+      RunProfile(dir, {"--url", url, "--model", "m", "--requests", "4", "--out", dir / "out"});
+  REQUIRE(ran.exit_code == 0);
+  const std::vector<json> requests = ReadJsonLines(dir / "out/requests.jsonl");
+  REQUIRE(requests.size() == 4);
+  for (const json& r : requests) {
+    CHECK(r["outcome"] == "transport_error");
+    CHECK(r["curl_code"] == 7);
+    CHECK(r["http_status"].is_null());
+    CHECK(r["error"].get<std::string>().rfind("curl 7: ", 0) == 0);
+  }
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  CHECK(profile["levels"][0]["requests"]["outcomes"]["transport_error"] == 4);
+  CHECK(profile["levels"][0]["throughput"]["completion_rate"] == 0);
+}
+
+TEST_CASE("SIGINT stops profile with exit 130 and keeps every record measured", "[cli][profile]") {
+  // The default profile is slow enough that a 60 s level is still running when SIGINT comes.
+  auto sim = StartSim(sim::SimProfile::Default());
+  testing::TempDir dir;
+  Ran ran = RunProfile(
+      dir,
+      {"--url", sim->base_url() + "/v1", "--model", "sim", "--concurrency", "4", "--duration", "60",
+       "--output-tokens", "8", "--grace", "0.5", "--out", dir / "out", "--workers", "1"},
+      [](pid_t pid) {
+        usleep(1'500'000);
+        kill(pid, SIGINT);
+      });
+  INFO(ran.err);
+  REQUIRE(ran.exit_code == 130);
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  CHECK(profile["interrupted"] == true);
+  const std::vector<json> requests = ReadJsonLines(dir / "out/requests.jsonl");
+  REQUIRE(requests.size() >= 4);
+  int64_t completed = 0;
+  for (const json& r : requests) {
+    CHECK((r["outcome"] == "ok" || r["outcome"] == "cancelled"));
+    completed += r["outcome"] == "ok";
+  }
+  CHECK(completed > 0);
+  CHECK(profile["levels"][0]["requests"]["sent"] == requests.size());
+  auto store = store::Store::Open(dir / "store.db");
+  REQUIRE(store.ok());
+  auto runs = (*store)->ListRuns();
+  REQUIRE(runs.ok());
+  REQUIRE(runs->size() == 1);
+  CHECK((*runs)[0].status == store::RunStatus::kInterrupted);
+  auto stored = (*store)->ListRequests((*runs)[0].id);
+  REQUIRE(stored.ok());
+  CHECK(stored->size() == requests.size());
+}
+
+}  // namespace
+}  // namespace stagegate::cli
