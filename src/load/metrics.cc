@@ -105,6 +105,7 @@ PhaseMetrics ComputeMetrics(const std::vector<RequestRecord>& records,
       out_speed;
   int64_t first_send = std::numeric_limits<int64_t>::max();
   int64_t last_end = std::numeric_limits<int64_t>::min();
+  int64_t last_send = std::numeric_limits<int64_t>::min();
   double completed_output_tokens = 0;
   int64_t short_answers = 0;
   for (const RequestRecord& r : records) {
@@ -117,6 +118,7 @@ PhaseMetrics ComputeMetrics(const std::vector<RequestRecord>& records,
     if (r.sent_ns) {
       ++m.sent;
       first_send = std::min(first_send, *r.sent_ns);
+      last_send = std::max(last_send, *r.sent_ns);
       lag.push_back(Ms(*r.sent_ns - r.intended_ns));
       if (r.queue_ns) queue.push_back(Ms(*r.queue_ns));
       (r.streamed ? m.streamed : m.not_streamed)++;
@@ -163,8 +165,12 @@ PhaseMetrics ComputeMetrics(const std::vector<RequestRecord>& records,
     m.request_throughput = static_cast<double>(m.completed) / m.window_s;
     m.output_token_throughput = completed_output_tokens / m.window_s;
     m.goodput = static_cast<double>(m.met_slos) / m.window_s;
-    m.achieved_rate = static_cast<double>(m.sent) / m.window_s;
   }
+  // Like the offered rate of a schedule: sends per second between the first and the last send,
+  // so the tail of the last answer does not count as sending time.
+  if (m.sent > 1 && last_send > first_send)
+    m.achieved_rate =
+        static_cast<double>(m.sent - 1) / (static_cast<double>(last_send - first_send) / 1e9);
   if (m.offered > 0)
     m.completion_rate = static_cast<double>(m.completed) / static_cast<double>(m.offered);
 

@@ -44,7 +44,7 @@ struct PhaseMetrics {
   double output_token_throughput = 0;  // output tokens of completed requests / window
   double goodput = 0;                  // completed requests meeting every SLO / window
   double completion_rate = 0;          // completed / offered
-  double achieved_rate = 0;            // sent / window
+  double achieved_rate = 0;            // (sent - 1) / (last send - first send)
   int64_t usage_tokens = 0;            // completed requests whose output count came from usage
   int64_t counted_tokens = 0;          // ... from counted content events
   int64_t length_mismatches = 0;       // completed with output tokens != requested

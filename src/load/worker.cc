@@ -63,7 +63,7 @@ Status Worker::Run() {
     if (!stopping_ && control_.stop != nullptr && control_.stop->load(std::memory_order_relaxed)) {
       stopping_ = true;
       for (const Arrival& waiting : queue_)
-        Drop(waiting, "cancelled: queued when the run stopped");
+        Drop(waiting, "cancelled: queued when the run stopped", false);
       queue_.clear();
     }
     if (!stopping_) Dispatch(now);
@@ -98,6 +98,7 @@ Status Worker::Run() {
 bool Worker::MoreToSend() const {
   if (stopping_) return false;
   if (!plan_.closed_loop) return next_arrival_ < plan_.arrivals.size() || !queue_.empty();
+  if (plan_.slots == 0) return false;  // a shard with no share of the concurrency
   if (Now() >= plan_.end_ns) return false;
   const int64_t sequence =
       options_.shard.index +
@@ -143,8 +144,10 @@ void Worker::Dispatch(int64_t now) {
     } else if (options_.when_full == WhenFull::kQueue) {
       queue_.push_back(arrival);
     } else {
-      Drop(arrival, "dropped: " + std::to_string(plan_.slots) +
-                        " requests in flight on this worker (max_concurrency)");
+      Drop(arrival,
+           "dropped: " + std::to_string(plan_.slots) +
+               " requests in flight on this worker (max_concurrency)",
+           true);
     }
   }
 }
@@ -174,7 +177,7 @@ void Worker::Send(const Arrival& arrival, std::optional<int64_t> queue_ns) {
     slot->exchange.Abort(Outcome::kTransportError, "curl refused to start the transfer");
 }
 
-void Worker::Drop(const Arrival& arrival, const std::string& why) {
+void Worker::Drop(const Arrival& arrival, const std::string& why, bool refused_by_cap) {
   RequestRecord record;
   record.sequence = arrival.sequence;
   record.intended_ns = arrival.intended_ns;
@@ -183,7 +186,7 @@ void Worker::Drop(const Arrival& arrival, const std::string& why) {
   record.outcome = Outcome::kCancelled;
   record.error_message = why;
   records_.push_back(std::move(record));
-  counters_.dropped.fetch_add(1, std::memory_order_relaxed);
+  if (refused_by_cap) counters_.dropped.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Worker::Reap() {

@@ -48,7 +48,8 @@ class Worker {
   bool MoreToSend() const;
   void Dispatch(int64_t now);
   void Send(const Arrival& arrival, std::optional<int64_t> queue_ns);
-  void Drop(const Arrival& arrival, const std::string& why);
+  /// Records an arrival that is never sent; `refused_by_cap` counts it as dropped.
+  void Drop(const Arrival& arrival, const std::string& why, bool refused_by_cap);
   void Reap();
   void CancelAll(const std::string& why);
   void TimeOutFirstTokens(int64_t now);

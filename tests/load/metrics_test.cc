@@ -56,6 +56,7 @@ TEST_CASE("ComputeMetrics derives every latency from the timestamps", "[load]") 
   CHECK(m.request_throughput == Approx(2 / 0.139));
   CHECK(m.output_token_throughput == Approx(5 / 0.139));
   CHECK(m.completion_rate == Approx(1));
+  CHECK(m.achieved_rate == Approx(1 / 0.099));  // sends at 1 and 100 ms
   CHECK(m.output_tokens_per_s.min == Approx(2 / 0.040));
   CHECK(m.warnings.empty());
 }
