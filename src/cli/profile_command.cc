@@ -173,7 +173,28 @@ class ProfileCommand : public Command {
   ExitCode Run(const GlobalOptions& global, console::Console& console) override;
 
  private:
+  // One level as planned before anything runs, so schedule errors come before the store is
+  // touched.
+  struct LevelPlan {
+    std::string kind;  // "concurrency", "request_rate" or "trace"
+    double value = 0;
+    load::LoadOptions options;
+    std::optional<double> offered_rate;
+  };
+  // What every level of one run shares.
+  struct RunContext {
+    const std::string& run_id;
+    store::Store& store;
+    console::Console& console;
+    const Clock& clock;
+    int64_t origin_ns = 0;
+    std::atomic<bool>& stop;
+    std::vector<load::RequestRecord>& records;  // every level's, for requests.jsonl
+  };
+
   Status Prepare();
+  Status PlanLevels();
+  Result<ProfileLevel> RunLevel(const LevelPlan& plan, int64_t ordinal, const RunContext& context);
   load::RequestSpec MakeRequest(int64_t sequence) const;
   Result<std::vector<load::Arrival>> Schedule(double rate) const;
   json Config() const;
@@ -216,6 +237,7 @@ class ProfileCommand : public Command {
   std::vector<load::Slo> slos_;
   load::Shard shard_;
   std::string endpoint_url_;
+  std::vector<LevelPlan> plans_;
 };
 
 Status ProfileCommand::Prepare() {
@@ -389,57 +411,16 @@ json ProfileCommand::Config() const {
             {"total", timeouts_.total_ms}}}};
 }
 
-ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& console) {
-  if (Status prepared = Prepare(); !prepared.ok()) {
-    for (const std::string& line : Split(prepared.message(), '\n'))
-      console.Error("stagegate profile: " + line);
-    return ExitCode::kInvalidInput;
-  }
-  const json config = Config();
-  const std::string fingerprint = Sha256Hex(config.dump());
-  const std::string run_id = NewRunId();
-  const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
-  const std::string db_path = global.db_path.empty() ? store::kDefaultStorePath : global.db_path;
-  Result<std::unique_ptr<store::Store>> store = store::Store::Open(db_path);
-  if (!store.ok()) {
-    console.Error("stagegate profile: " + store.status().message());
-    return ExitCode::kRuntimeFailure;
-  }
-  store::RunInfo run{.id = run_id,
-                     .scenario_name = "profile",
-                     .scenario_file = "",
-                     .fingerprint = fingerprint,
-                     .scenario_json = config.dump(),
-                     .started_unix_ms = WallUnixMs()};
-  if (Status created = (*store)->CreateRun(run); !created.ok()) {
-    console.Error("stagegate profile: " + created.message());
-    return ExitCode::kRuntimeFailure;
-  }
-  load::RaiseOpenFileLimit();
-
-  std::atomic<bool> stop{false};
-  StopOnSignal stop_on_signal(stop);
-  const Clock& clock = SteadyClock::Get();
-  const int64_t origin = clock.NowNs();
-  std::vector<ProfileLevel> levels;
-  std::vector<load::RequestRecord> all_records;
-
-  struct Level {
-    std::string kind;
-    double value;
-  };
-  std::vector<Level> plan;
+Status ProfileCommand::PlanLevels() {
+  std::vector<std::pair<std::string, double>> levels;
   for (int64_t c : concurrency_)
-    plan.push_back({"concurrency", static_cast<double>(c)});
+    levels.push_back({"concurrency", static_cast<double>(c)});
   for (double r : rates_)
-    plan.push_back({"request_rate", r});
-  if (!trace_entries_.empty()) plan.push_back({"trace", speedup_});
-
-  const load::RequestSource source = [this](int64_t sequence) { return MakeRequest(sequence); };
-  bool interrupted = false;
-  for (size_t ordinal = 0; ordinal < plan.size() && !stop.load(); ++ordinal) {
-    const Level& level = plan[ordinal];
-    load::LoadOptions options{
+    levels.push_back({"request_rate", r});
+  if (!trace_entries_.empty()) levels.push_back({"trace", speedup_});
+  for (const auto& [kind, value] : levels) {
+    LevelPlan plan{.kind = kind, .value = value};
+    plan.options = {
         .max_concurrency = max_concurrency_,
         .when_full = when_full_ == "drop" ? load::WhenFull::kDrop : load::WhenFull::kQueue,
         .warmup_requests = warmup_,
@@ -447,94 +428,151 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
         .workers = workers_,
         .shard = shard_,
         .timeouts = timeouts_};
-    std::optional<double> offered_rate;
-    if (level.kind == "concurrency") {
-      options.concurrency = static_cast<int64_t>(level.value);
-      options.requests = requests_ ? std::optional<int64_t>(*requests_ + warmup_) : std::nullopt;
-      options.duration_s = duration_s_;
+    if (kind == "concurrency") {
+      plan.options.concurrency = static_cast<int64_t>(value);
+      if (requests_) plan.options.requests = *requests_ + warmup_;
+      plan.options.duration_s = duration_s_;
     } else {
-      Result<std::vector<load::Arrival>> arrivals = Schedule(level.value);
-      if (!arrivals.ok()) {
-        for (const std::string& line : Split(arrivals.status().message(), '\n'))
-          console.Error("stagegate profile: " + line);
-        return ExitCode::kInvalidInput;
-      }
-      options.arrivals = std::move(*arrivals);
-      if (!options.arrivals.empty() && options.arrivals.size() > 1) {
-        const double span_s = static_cast<double>(options.arrivals.back().intended_ns -
-                                                  options.arrivals.front().intended_ns) /
-                              1e9;
-        if (span_s > 0) offered_rate = static_cast<double>(options.arrivals.size() - 1) / span_s;
-      }
+      Result<std::vector<load::Arrival>> arrivals = Schedule(value);
+      if (!arrivals.ok()) return arrivals.status();
+      plan.options.arrivals = std::move(*arrivals);
+      const std::vector<load::Arrival>& a = plan.options.arrivals;
+      if (a.size() > 1 && a.back().intended_ns > a.front().intended_ns)
+        plan.offered_rate =
+            static_cast<double>(a.size() - 1) /
+            (static_cast<double>(a.back().intended_ns - a.front().intended_ns) / 1e9);
     }
-    store::PhaseInfo phase{.run_id = run_id,
-                           .ordinal = static_cast<int64_t>(ordinal),
-                           .stage = "profile",
-                           .phase = level.kind,
-                           .level = level.value,
-                           .status = "running"};
-    Result<int64_t> phase_id = (*store)->AddPhase(phase);
-    if (!phase_id.ok()) {
-      console.Error("stagegate profile: " + phase_id.status().message());
-      return ExitCode::kRuntimeFailure;
-    }
-    int64_t last_plain_ns = 0;
-    load::RunControl control{.clock = &clock, .origin_ns = origin, .stop = &stop};
-    const std::string label = level.kind == "concurrency" ? "c=" + FormatNumber(level.value, 0)
-                                                          : FormatNumber(level.value, 2) + "/s";
-    control.on_tick = [&](const load::LiveSnapshot& s) {
-      // On a terminal the line is redrawn at every tick; elsewhere a plain line every 5 s.
-      const int64_t now = clock.NowNs();
-      if (!console.smart_terminal() && now - last_plain_ns < 5'000'000'000) return;
-      last_plain_ns = now;
-      std::string text = label + ": " + std::to_string(s.done) + "/" + std::to_string(s.offered) +
-                         " done, " + FormatNumber(s.elapsed_s > 0 ? s.done / s.elapsed_s : 0, 1) +
-                         " req/s";
-      if (s.ttft_p50_ms)
-        text += ", ttft p50 ~" + FormatNumber(*s.ttft_p50_ms, 1) + " ms p95 ~" +
-                FormatNumber(*s.ttft_p95_ms, 1) + " ms";
-      text += ", " + std::to_string(s.failed) + " errors";
-      if (s.dropped) text += ", " + std::to_string(s.dropped) + " dropped";
-      console.Progress(text);
-    };
-    Result<load::LoadResult> result = load::RunLoad(options, source, control);
-    console.EndProgress();
-    if (!result.ok()) {
-      console.Error("stagegate profile: " + result.status().message());
-      return ExitCode::kRuntimeFailure;
-    }
-    for (load::RequestRecord& record : result->records) {
-      record.run_id = run_id;
-      record.phase_id = *phase_id;
-    }
-    for (size_t begin = 0; begin < result->records.size(); begin += kStoreBatch) {
-      const size_t end = std::min(result->records.size(), begin + kStoreBatch);
-      std::vector<load::RequestRecord> batch(result->records.begin() + begin,
-                                             result->records.begin() + end);
-      if (Status added = (*store)->AddRequests(batch); !added.ok()) {
-        console.Error("stagegate profile: " + added.message());
-        return ExitCode::kRuntimeFailure;
-      }
-    }
-    (void)(*store)->FinishPhase(*phase_id, result->started_ns, result->ended_ns,
-                                result->interrupted ? "interrupted" : "complete");
-    ProfileLevel row{.kind = level.kind,
-                     .value = level.value,
+    plans_.push_back(std::move(plan));
+  }
+  return Status::Ok();
+}
+
+Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ordinal,
+                                              const RunContext& context) {
+  store::PhaseInfo phase{.run_id = context.run_id,
+                         .ordinal = ordinal,
+                         .stage = "profile",
+                         .phase = plan.kind,
+                         .level = plan.value,
+                         .status = "running"};
+  Result<int64_t> phase_id = context.store.AddPhase(phase);
+  if (!phase_id.ok()) return phase_id.status();
+
+  const std::string label = plan.kind == "concurrency" ? "c=" + FormatNumber(plan.value, 0)
+                            : plan.kind == "trace"     ? "trace x" + FormatNumber(plan.value, 2)
+                                                       : FormatNumber(plan.value, 2) + "/s";
+  int64_t last_plain_ns = 0;
+  load::RunControl control{
+      .clock = &context.clock, .origin_ns = context.origin_ns, .stop = &context.stop};
+  control.on_tick = [&](const load::LiveSnapshot& s) {
+    // On a terminal the line is redrawn at every tick; elsewhere a plain line every 5 s.
+    const int64_t now = context.clock.NowNs();
+    if (!context.console.smart_terminal() && now - last_plain_ns < 5'000'000'000) return;
+    last_plain_ns = now;
+    std::string text = label + ": " + std::to_string(s.done) + "/" + std::to_string(s.offered) +
+                       " done, " + FormatNumber(s.elapsed_s > 0 ? s.done / s.elapsed_s : 0, 1) +
+                       " req/s";
+    if (s.ttft_p50_ms)
+      text += ", ttft p50 ~" + FormatNumber(*s.ttft_p50_ms, 1) + " ms p95 ~" +
+              FormatNumber(*s.ttft_p95_ms, 1) + " ms";
+    text += ", " + std::to_string(s.failed) + " errors";
+    if (s.dropped) text += ", " + std::to_string(s.dropped) + " dropped";
+    context.console.Progress(text);
+  };
+  const load::RequestSource source = [this](int64_t sequence) { return MakeRequest(sequence); };
+  Result<load::LoadResult> result = load::RunLoad(plan.options, source, control);
+  context.console.EndProgress();
+  if (!result.ok()) return result.status();
+
+  for (load::RequestRecord& record : result->records) {
+    record.run_id = context.run_id;
+    record.phase_id = *phase_id;
+  }
+  // One writer, in batches: each batch is one transaction.
+  for (size_t begin = 0; begin < result->records.size(); begin += kStoreBatch) {
+    const size_t end = std::min(result->records.size(), begin + kStoreBatch);
+    std::vector<load::RequestRecord> batch(result->records.begin() + begin,
+                                           result->records.begin() + end);
+    SG_RETURN_IF_ERROR(context.store.AddRequests(batch));
+  }
+  SG_RETURN_IF_ERROR(context.store.FinishPhase(*phase_id, result->started_ns, result->ended_ns,
+                                               result->interrupted ? "interrupted" : "complete"));
+  ProfileLevel level{.kind = plan.kind,
+                     .value = plan.value,
                      .metrics = load::ComputeMetrics(result->records, slos_),
-                     .offered_rate = offered_rate,
+                     .offered_rate = plan.offered_rate,
                      .wall_s = static_cast<double>(result->ended_ns - result->started_ns) / 1e9,
                      .client_cpu_s = result->client_cpu_s,
                      .workers = result->workers,
                      .dropped = result->dropped,
                      .interrupted = result->interrupted};
-    for (double busy : result->worker_busy)
-      row.max_worker_busy = std::max(row.max_worker_busy, busy);
-    CheckClient(row);
-    levels.push_back(std::move(row));
-    interrupted = interrupted || result->interrupted;
-    for (load::RequestRecord& record : result->records)
-      all_records.push_back(std::move(record));
+  for (double busy : result->worker_busy)
+    level.max_worker_busy = std::max(level.max_worker_busy, busy);
+  CheckClient(level);
+  for (load::RequestRecord& record : result->records)
+    context.records.push_back(std::move(record));
+  return level;
+}
+
+Status WriteOutputs(const std::string& out_dir, const json& profile,
+                    const std::vector<ProfileLevel>& levels,
+                    const std::vector<load::RequestRecord>& records) {
+  std::error_code made;
+  std::filesystem::create_directories(out_dir, made);
+  if (made) return Status::IoError(out_dir + ": " + made.message());
+  std::string jsonl;
+  for (const load::RequestRecord& record : records)
+    jsonl += load::RecordToJson(record).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  SG_RETURN_IF_ERROR(
+      WriteFileAtomically(out_dir + "/profile.json",
+                          profile.dump(2, ' ', false, json::error_handler_t::replace) + "\n"));
+  SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/profile.csv", ProfileCsv(levels)));
+  return WriteFileAtomically(out_dir + "/requests.jsonl", jsonl);
+}
+
+ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& console) {
+  const auto fail = [&console](const Status& status, ExitCode code) {
+    for (const std::string& line : Split(status.message(), '\n'))
+      console.Error("stagegate profile: " + line);
+    return code;
+  };
+  if (Status prepared = Prepare(); !prepared.ok()) return fail(prepared, ExitCode::kInvalidInput);
+  if (Status planned = PlanLevels(); !planned.ok()) return fail(planned, ExitCode::kInvalidInput);
+  const json config = Config();
+  const std::string fingerprint = Sha256Hex(config.dump());
+  const std::string run_id = NewRunId();
+  const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
+  const std::string db_path = global.db_path.empty() ? store::kDefaultStorePath : global.db_path;
+  Result<std::unique_ptr<store::Store>> store = store::Store::Open(db_path);
+  if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
+  if (Status created = (*store)->CreateRun({.id = run_id,
+                                            .scenario_name = "profile",
+                                            .fingerprint = fingerprint,
+                                            .scenario_json = config.dump(),
+                                            .started_unix_ms = WallUnixMs()});
+      !created.ok())
+    return fail(created, ExitCode::kRuntimeFailure);
+  load::RaiseOpenFileLimit();
+
+  std::atomic<bool> stop{false};
+  StopOnSignal stop_on_signal(stop);
+  std::vector<load::RequestRecord> records;
+  RunContext context{.run_id = run_id,
+                     .store = **store,
+                     .console = console,
+                     .clock = SteadyClock::Get(),
+                     .origin_ns = SteadyClock::Get().NowNs(),
+                     .stop = stop,
+                     .records = records};
+  std::vector<ProfileLevel> levels;
+  bool interrupted = false;
+  for (size_t ordinal = 0; ordinal < plans_.size() && !stop.load(); ++ordinal) {
+    Result<ProfileLevel> level = RunLevel(plans_[ordinal], static_cast<int64_t>(ordinal), context);
+    if (!level.ok()) return fail(level.status(), ExitCode::kRuntimeFailure);
+    interrupted = interrupted || level->interrupted;
+    levels.push_back(std::move(*level));
   }
+  interrupted = interrupted || stop.load();
 
   for (const std::string& line : ProfileTable(levels))
     console.Line(line);
@@ -546,33 +584,17 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
     for (const std::string& warning : level.metrics.warnings)
       console.Line("  note: " + warning);
   }
-
-  std::error_code made;
-  std::filesystem::create_directories(out_dir, made);
-  if (made) {
-    console.Error("stagegate profile: " + out_dir + ": " + made.message());
-    return ExitCode::kRuntimeFailure;
-  }
-  std::string jsonl;
-  for (const load::RequestRecord& record : all_records)
-    jsonl += load::RecordToJson(record).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   json profile = ProfileJson(config, fingerprint, run_id, levels, interrupted);
   // Record times are ns from this steady-clock reading (CLOCK_MONOTONIC), so they can be set
   // beside a server's own timestamps on the same machine.
-  profile["origin_steady_ns"] = origin;
-  for (const auto& [name, contents] :
-       {std::pair<std::string, std::string>{
-            "profile.json", profile.dump(2, ' ', false, json::error_handler_t::replace) + "\n"},
-        {"profile.csv", ProfileCsv(levels)},
-        {"requests.jsonl", jsonl}}) {
-    if (Status written = WriteFileAtomically(out_dir + "/" + name, contents); !written.ok()) {
-      console.Error("stagegate profile: " + written.message());
-      return ExitCode::kRuntimeFailure;
-    }
-  }
-  (void)(*store)->SetRunStatus(
-      run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
-      WallUnixMs());
+  profile["origin_steady_ns"] = context.origin_ns;
+  if (Status written = WriteOutputs(out_dir, profile, levels, records); !written.ok())
+    return fail(written, ExitCode::kRuntimeFailure);
+  if (Status marked = (*store)->SetRunStatus(
+          run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
+          WallUnixMs());
+      !marked.ok())
+    return fail(marked, ExitCode::kRuntimeFailure);
   console.Line("run " + run_id + (interrupted ? " (interrupted)" : ""));
   console.Line("wrote " + out_dir + "/profile.json, " + out_dir + "/profile.csv, " + out_dir +
                "/requests.jsonl; store " + db_path);
