@@ -250,6 +250,13 @@ Status ProfileCommand::Prepare() {
   if (modes == 0) concurrency_ = {1};
   for (int64_t c : concurrency_)
     if (c < 1) errors.push_back("--concurrency levels must be at least 1");
+  if (!shard_text_.empty())
+    if (Result<load::Shard> shard = load::ParseShard(shard_text_); shard.ok())
+      for (int64_t c : concurrency_)
+        if (c < shard->count)
+          errors.push_back("--concurrency " + std::to_string(c) + " cannot be split into " +
+                           std::to_string(shard->count) +
+                           " shards: each needs at least one request in flight");
   for (double r : rates_)
     if (!(r > 0)) errors.push_back("--request-rate levels must be above 0");
   if (!requests_ && !duration_s_) requests_ = 100;
@@ -520,14 +527,22 @@ Status WriteOutputs(const std::string& out_dir, const json& profile,
   std::error_code made;
   std::filesystem::create_directories(out_dir, made);
   if (made) return Status::IoError(out_dir + ": " + made.message());
-  std::string jsonl;
-  for (const load::RequestRecord& record : records)
-    jsonl += load::RecordToJson(record).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   SG_RETURN_IF_ERROR(
       WriteFileAtomically(out_dir + "/profile.json",
                           profile.dump(2, ' ', false, json::error_handler_t::replace) + "\n"));
   SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/profile.csv", ProfileCsv(levels)));
-  return WriteFileAtomically(out_dir + "/requests.jsonl", jsonl);
+  // Line by line, not as one string: a long run has millions of records.
+  const std::string path = out_dir + "/requests.jsonl", temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    for (const load::RequestRecord& record : records)
+      out << load::RecordToJson(record).dump(-1, ' ', false, json::error_handler_t::replace)
+          << '\n';
+    if (!out.flush()) return Status::IoError(temporary + ": write failed");
+  }
+  std::filesystem::rename(temporary, path, made);
+  if (made) return Status::IoError(path + ": " + made.message());
+  return Status::Ok();
 }
 
 ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& console) {

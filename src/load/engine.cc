@@ -101,6 +101,11 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
                                         : std::max<int64_t>(1, std::thread::hardware_concurrency());
   int64_t concurrency = 0;
   if (closed_loop) {
+    if (*options.concurrency < options.shard.count)
+      return Status::InvalidInput("a closed loop of concurrency " +
+                                  std::to_string(*options.concurrency) + " cannot be split into " +
+                                  std::to_string(options.shard.count) +
+                                  " shards: each shard needs at least one request in flight");
     concurrency = ShardConcurrency(*options.concurrency, options.shard);
     workers = std::clamp<int64_t>(concurrency, 1, workers);
   } else {

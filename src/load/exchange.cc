@@ -14,6 +14,9 @@ using json = nlohmann::json;
 // are what a record needs.
 constexpr size_t kMaxBodyBytes = 16 << 20;
 constexpr size_t kMaxErrorBodyBytes = 4096;
+// A stream is cut past this many bytes (an endless line or a runaway answer must not take the
+// client's memory).
+constexpr size_t kMaxStreamBytes = 64 << 20;
 
 bool HeaderIs(std::string_view line, std::string_view name) {
   return line.size() > name.size() && line[name.size()] == ':' &&
@@ -78,6 +81,7 @@ void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::
   decoder_ = http::OpenAiStreamDecoder();
   body_.clear();
   last_byte_ns_.reset();
+  stream_bytes_ = 0;
   status_ = 0;
   status_read_ = false;
   streaming_body_ = false;
@@ -108,7 +112,17 @@ void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeouts.connect_ms));
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeouts.total_ms));
+  curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &Exchange::OnRequestReady);
+  curl_easy_setopt(e, CURLOPT_PREREQDATA, this);
+  // Handed to curl now; OnRequestReady moves it to when the request is really written, so that
+  // time spent connecting or waiting in the client is schedule lag, never server latency.
   record_.sent_ns = Now();
+}
+
+int Exchange::OnRequestReady(void* self_ptr, char*, char*, int, int) {
+  auto* self = static_cast<Exchange*>(self_ptr);
+  self->record_.sent_ns = self->Now();
+  return CURL_PREREQFUNC_OK;
 }
 
 size_t Exchange::OnHeaderData(char* data, size_t size, size_t count, void* self_ptr) {
@@ -141,6 +155,11 @@ size_t Exchange::OnBodyData(char* data, size_t size, size_t count, void* self_pt
     self->streaming_body_ = self->spec_->stream && self->status_ >= 200 && self->status_ < 300;
   }
   if (self->streaming_body_) {
+    self->stream_bytes_ += bytes;
+    if (self->stream_bytes_ > kMaxStreamBytes) {
+      self->body_truncated_ = true;
+      return 0;  // curl ends the transfer with a write error
+    }
     self->events_.clear();
     self->sse_.Feed(std::string_view(data, bytes), self->events_);
     for (const http::SseEvent& event : self->events_)
@@ -200,7 +219,9 @@ void Exchange::OnDone(CURLcode code) {
     ClassifyHttpStatus();
   } else if (body_truncated_) {
     record_.outcome = Outcome::kMalformedStream;
-    record_.error_message = "response body larger than " + std::to_string(kMaxBodyBytes >> 20) +
+    const size_t limit = streaming_body_ ? kMaxStreamBytes : kMaxBodyBytes;
+    record_.error_message = std::string(streaming_body_ ? "stream" : "response body") +
+                            " larger than " + std::to_string(limit >> 20) +
                             " MiB; the rest was not read";
   } else if (streaming_body_) {
     switch (decoder_.state()) {

@@ -68,6 +68,8 @@ class Exchange : public http::Transfer {
   size_t in_flight_slot = 0;
 
  private:
+  static int OnRequestReady(void* self, char* connection_ip, char* local_ip, int remote_port,
+                            int local_port);
   static size_t OnHeaderData(char* data, size_t size, size_t count, void* self);
   static size_t OnBodyData(char* data, size_t size, size_t count, void* self);
   int64_t Now() const { return clock_->NowNs() - origin_ns_; }
@@ -91,6 +93,7 @@ class Exchange : public http::Transfer {
   std::vector<http::SseEvent> events_;
   std::string body_;                     // a non-streamed or error body, bounded
   std::optional<int64_t> last_byte_ns_;  // e2e ends at the last body byte, not at curl's notice
+  size_t stream_bytes_ = 0;
   long status_ = 0;
   bool status_read_ = false;
   bool streaming_body_ = false;  // 2xx and asked for a stream: bytes go to the SSE parser

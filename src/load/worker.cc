@@ -20,6 +20,10 @@ namespace {
 // longest sleep (so a stop is seen quickly).
 constexpr int64_t kFirstTokenScanNs = 5'000'000;
 constexpr int kMaxWaitMs = 20;
+// Sends per pass of the loop: between passes the transport reads what arrived, so a burst of
+// sends (a thousand closed-loop slots freed at once) never delays noticing a token by more than
+// one pass's worth.
+constexpr int kMaxSendsPerPass = 32;
 
 double ThreadCpuSeconds() {
   timespec ts{};
@@ -84,7 +88,7 @@ Status Worker::Run() {
     }
     Reap();
 
-    int64_t deadline = next_scan;
+    int64_t deadline = send_budget_spent_ ? now : next_scan;
     if (!stopping_ && !plan_.closed_loop && next_arrival_ < plan_.arrivals.size())
       deadline = std::min(deadline, plan_.arrivals[next_arrival_].intended_ns);
     if (grace_end) deadline = std::min(deadline, *grace_end);
@@ -118,8 +122,18 @@ std::optional<int64_t> Worker::NextClosedLoopSequence() {
 }
 
 void Worker::Dispatch(int64_t now) {
+  int budget = kMaxSendsPerPass;
+  send_budget_spent_ = false;
+  const auto spend = [&] {
+    if (budget == 0) {
+      send_budget_spent_ = true;
+      return false;
+    }
+    --budget;
+    return true;
+  };
   if (plan_.closed_loop) {
-    while (!free_since_.empty() && now < plan_.end_ns) {
+    while (!free_since_.empty() && now < plan_.end_ns && spend()) {
       std::optional<int64_t> sequence = NextClosedLoopSequence();
       if (!sequence) break;
       // The intended send of a closed-loop request is the moment its slot became free.
@@ -131,13 +145,13 @@ void Worker::Dispatch(int64_t now) {
   const auto has_room = [&] {
     return plan_.slots == 0 || static_cast<int64_t>(in_flight_.size()) < plan_.slots;
   };
-  while (!queue_.empty() && has_room()) {
+  while (!queue_.empty() && has_room() && spend()) {
     const Arrival waiting = queue_.front();
     queue_.pop_front();
     Send(waiting, now - waiting.intended_ns);
   }
   while (next_arrival_ < plan_.arrivals.size() &&
-         plan_.arrivals[next_arrival_].intended_ns <= now) {
+         plan_.arrivals[next_arrival_].intended_ns <= now && spend()) {
     const Arrival& arrival = plan_.arrivals[next_arrival_++];
     if (has_room()) {
       Send(arrival, std::nullopt);
@@ -209,6 +223,7 @@ void Worker::Reap() {
 }
 
 void Worker::CancelAll(const std::string& why) {
+  Reap();  // an exchange that already ended (e.g. curl refused to start it) must not end twice
   for (Slot* slot : in_flight_) {
     transport_->Remove(&slot->exchange);
     slot->exchange.Abort(Outcome::kCancelled, why);
