@@ -498,9 +498,8 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ord
   // One writer, in batches: each batch is one transaction.
   for (size_t begin = 0; begin < result->records.size(); begin += kStoreBatch) {
     const size_t end = std::min(result->records.size(), begin + kStoreBatch);
-    std::vector<load::RequestRecord> batch(result->records.begin() + begin,
-                                           result->records.begin() + end);
-    SG_RETURN_IF_ERROR(context.store.AddRequests(batch));
+    SG_RETURN_IF_ERROR(context.store.AddRequests(
+        std::span<const load::RequestRecord>(result->records).subspan(begin, end - begin)));
   }
   SG_RETURN_IF_ERROR(context.store.FinishPhase(*phase_id, result->started_ns, result->ended_ns,
                                                result->interrupted ? "interrupted" : "complete"));

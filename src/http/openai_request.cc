@@ -57,13 +57,63 @@ std::string Hex(uint64_t value, int digits) {
 
 }  // namespace
 
+// Appends `text` as a JSON string. Bytes of 0x80 and above pass through, so valid UTF-8 stays
+// valid; only quotes, backslashes and control characters are escaped.
+static void AppendJsonString(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t run = 0;  // start of the bytes not yet appended
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
+    }
+  }
+  out.append(text.data() + run, text.size() - run);
+  out += '"';
+}
+
 std::string BuildRequestBody(const RequestBodyOptions& options, std::string_view prompt) {
-  if (options.api == ApiKind::kChat)
-    return BuildChatBody(options, json::array({{{"role", "user"}, {"content", prompt}}}));
-  json body = json::object();
-  body["prompt"] = prompt;
-  AddCommon(options, body);
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  // Every field but the prompt goes through nlohmann; the prompt, the only large part, is
+  // spliced in as an escaped string, which is several times faster than a JSON tree's dump on
+  // the load engine's send path.
+  json rest = json::object();
+  AddCommon(options, rest);
+  const char* key = options.api == ApiKind::kChat ? "messages" : "prompt";
+  if (rest.contains(key)) {  // --extra-inputs replaced the prompt itself
+    json body = rest;
+    return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  std::string body =
+      options.api == ApiKind::kChat ? R"({"messages":[{"role":"user","content":)" : R"({"prompt":)";
+  body.reserve(body.size() + prompt.size() + 256);
+  AppendJsonString(body, prompt);
+  if (options.api == ApiKind::kChat) body += "}]";
+  const std::string fields = rest.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (fields.size() > 2) body += "," + fields.substr(1, fields.size() - 2);
+  body += '}';
+  return body;
 }
 
 std::string BuildChatBody(const RequestBodyOptions& options, const json& messages) {

@@ -23,7 +23,7 @@ constexpr int kMaxWaitMs = 20;
 // Sends per pass of the loop: between passes the transport reads what arrived, so a burst of
 // sends (a thousand closed-loop slots freed at once) never delays noticing a token by more than
 // one pass's worth.
-constexpr int kMaxSendsPerPass = 32;
+constexpr int kMaxSendsPerPass = 8;
 
 double ThreadCpuSeconds() {
   timespec ts{};

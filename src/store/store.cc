@@ -219,7 +219,7 @@ Result<std::vector<PhaseInfo>> Store::ListPhases(const std::string& run_id) {
   return phases;
 }
 
-Status Store::AddRequests(const std::vector<load::RequestRecord>& records) {
+Status Store::AddRequests(std::span<const load::RequestRecord> records) {
   Transaction transaction(*db_);
   SG_RETURN_IF_ERROR(transaction.begin_status());
   Result<Statement> insert = Statement::Prepare(

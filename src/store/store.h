@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,7 @@ class Store {
   Result<std::vector<PhaseInfo>> ListPhases(const std::string& run_id);
 
   /// Appends the records in one transaction: all of them or, on error, none.
-  Status AddRequests(const std::vector<load::RequestRecord>& records);
+  Status AddRequests(std::span<const load::RequestRecord> records);
   /// The run's requests in phase order, then schedule order.
   Result<std::vector<load::RequestRecord>> ListRequests(const std::string& run_id);
 

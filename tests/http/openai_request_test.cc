@@ -18,6 +18,24 @@ TEST_CASE("A streamed chat body carries the prompt, the model and the usage requ
     "model":"m1","stream":true,"stream_options":{"include_usage":true},"max_tokens":64})"));
 }
 
+TEST_CASE("Prompts with quotes, backslashes, control bytes and UTF-8 survive the body", "[http]") {
+  std::string prompt = "say \"hi\" \\ then\n\ttab\r\x01\x1f\x7f end \xC3\xBC\xE2\x82\xAC";
+  for (int c = 0; c < 0x20; ++c)
+    prompt += static_cast<char>(c);
+  for (ApiKind api : {ApiKind::kChat, ApiKind::kCompletions}) {
+    const json body = json::parse(BuildRequestBody({.api = api, .model = "m"}, prompt));
+    CHECK((api == ApiKind::kChat ? body["messages"][0]["content"] : body["prompt"]) == prompt);
+    CHECK(body["model"] == "m");
+  }
+}
+
+TEST_CASE("Extra inputs may replace the messages themselves", "[http]") {
+  const json messages = json::array({{{"role", "system"}, {"content", "x"}}});
+  const json body =
+      json::parse(BuildRequestBody({.model = "m", .extra = {{"messages", messages}}}, "ignored"));
+  CHECK(body["messages"] == messages);
+}
+
 TEST_CASE("A completions body uses prompt; an unstreamed body asks for no usage chunk", "[http]") {
   const json body = json::parse(BuildRequestBody(
       {.api = ApiKind::kCompletions, .model = "m2", .stream = false}, "complete me"));
