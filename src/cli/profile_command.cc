@@ -534,9 +534,15 @@ Status WriteOutputs(const std::string& out_dir, const json& profile,
   const std::string path = out_dir + "/requests.jsonl", temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    for (const load::RequestRecord& record : records)
-      out << load::RecordToJson(record).dump(-1, ' ', false, json::error_handler_t::replace)
-          << '\n';
+    std::string lines;
+    for (const load::RequestRecord& record : records) {
+      load::AppendRecordLine(record, lines);
+      if (lines.size() > (1 << 20)) {
+        out << lines;
+        lines.clear();
+      }
+    }
+    out << lines;
     if (!out.flush()) return Status::IoError(temporary + ": write failed");
   }
   std::filesystem::rename(temporary, path, made);

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 
 namespace stagegate::http {
@@ -57,43 +58,6 @@ std::string Hex(uint64_t value, int digits) {
 
 }  // namespace
 
-// Appends `text` as a JSON string. Bytes of 0x80 and above pass through, so valid UTF-8 stays
-// valid; only quotes, backslashes and control characters are escaped.
-static void AppendJsonString(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  size_t run = 0;  // start of the bytes not yet appended
-  for (size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(text.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0xF];
-    }
-  }
-  out.append(text.data() + run, text.size() - run);
-  out += '"';
-}
-
 std::string BuildRequestBody(const RequestBodyOptions& options, std::string_view prompt) {
   // Every field but the prompt goes through nlohmann; the prompt, the only large part, is
   // spliced in as an escaped string, which is several times faster than a JSON tree's dump on
@@ -111,7 +75,7 @@ std::string BuildRequestBody(const RequestBodyOptions& options, std::string_view
   AppendJsonString(body, prompt);
   if (options.api == ApiKind::kChat) body += "}]";
   const std::string fields = rest.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (fields.size() > 2) body += "," + fields.substr(1, fields.size() - 2);
+  if (fields.size() > 2) body.append(",").append(fields, 1, fields.size() - 2);
   body += '}';
   return body;
 }
@@ -135,7 +99,7 @@ Result<json> ParseExtraInputs(std::string_view text) {
     pair = Trim(pair);
     const size_t colon = pair.find(':');
     if (colon == std::string_view::npos || Trim(pair.substr(0, colon)).empty()) {
-      errors.push_back("'" + std::string(pair) + "' is not key:value");
+      errors.push_back(std::string("'").append(pair).append("' is not key:value"));
       continue;
     }
     const std::string key(Trim(pair.substr(0, colon)));

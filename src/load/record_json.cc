@@ -1,82 +1,171 @@
 #include "load/record_json.h"
 
+#include <nlohmann/json.hpp>
+
+#include "base/json_text.h"
 #include "http/openai_request.h"
 
 namespace stagegate::load {
 namespace {
 
-using json = nlohmann::json;
-
-json Optional(const std::optional<int64_t>& value) {
-  return value ? json(*value) : json(nullptr);
+std::optional<double> GapMs(const std::optional<int64_t>& from, const std::optional<int64_t>& to) {
+  if (!from || !to) return std::nullopt;
+  return static_cast<double>(*to - *from) / 1e6;
 }
 
-json Gap(const std::optional<int64_t>& from, const std::optional<int64_t>& to) {
-  if (!from || !to) return nullptr;
-  return static_cast<double>(*to - *from) / 1e6;
+// Appends `,"key":` (or `"key":` for the first member, when `first` is set).
+void Key(std::string& out, const char* key, bool first = false) {
+  if (!first) out += ',';
+  out += '"';
+  out += key;
+  out += "\":";
+}
+
+// Tool calls are kept as JSON text the engine wrote; anything else (an older store) becomes [].
+void AppendToolCalls(std::string& out, const std::string& text) {
+  if (nlohmann::json::accept(text))
+    out += text;
+  else
+    out += "[]";
+}
+
+void AppendServerTiming(std::string& out, const std::string& header) {
+  out += '[';
+  bool first = true;
+  for (const http::ServerTiming& entry : http::ParseServerTiming(header)) {
+    if (!first) out += ',';
+    first = false;
+    out += '{';
+    Key(out, "name", true);
+    AppendJsonString(out, entry.name);
+    Key(out, "dur_ms");
+    AppendJsonNumber(out, entry.duration_ms);
+    if (!entry.description.empty()) {
+      Key(out, "desc");
+      AppendJsonString(out, entry.description);
+    }
+    out += '}';
+  }
+  out += ']';
 }
 
 }  // namespace
 
-json RecordToJson(const RequestRecord& r) {
-  json tool_calls = json::parse(r.tool_calls_json, nullptr, false);
-  if (tool_calls.is_discarded()) tool_calls = json::array();
-  json server_timing = json::array();
-  for (const http::ServerTiming& entry : http::ParseServerTiming(r.server_timing)) {
-    json item = {{"name", entry.name}};
-    item["dur_ms"] = entry.duration_ms ? json(*entry.duration_ms) : json(nullptr);
-    if (!entry.description.empty()) item["desc"] = entry.description;
-    server_timing.push_back(std::move(item));
+void AppendRecordLine(const RequestRecord& r, std::string& out) {
+  out += '{';
+  Key(out, "run_id", true);
+  AppendJsonString(out, r.run_id);
+  Key(out, "phase_id");
+  AppendJsonNumber(out, std::optional<int64_t>(r.phase_id));
+  Key(out, "sequence");
+  AppendJsonNumber(out, std::optional<int64_t>(r.sequence));
+  Key(out, "worker");
+  AppendJsonNumber(out, std::optional<int64_t>(r.worker));
+  Key(out, "warmup");
+  out += r.warmup ? "true" : "false";
+
+  Key(out, "input");
+  out += '{';
+  bool first = true;
+  if (!r.task_id.empty()) {
+    Key(out, "task_id", first);
+    AppendJsonString(out, r.task_id);
+    first = false;
   }
-  json input = json::object();
-  if (!r.task_id.empty()) input["task_id"] = r.task_id;
-  if (!r.persona.empty()) input["persona"] = r.persona;
-  if (r.requested_input_tokens) input["synthetic_input_tokens"] = *r.requested_input_tokens;
-  input["requested_output_tokens"] = Optional(r.requested_output_tokens);
+  if (!r.persona.empty()) {
+    Key(out, "persona", first);
+    AppendJsonString(out, r.persona);
+    first = false;
+  }
+  if (r.requested_input_tokens) {
+    Key(out, "synthetic_input_tokens", first);
+    AppendJsonNumber(out, r.requested_input_tokens);
+    first = false;
+  }
+  Key(out, "requested_output_tokens", first);
+  AppendJsonNumber(out, r.requested_output_tokens);
+  out += '}';
+
+  Key(out, "stream");
+  out += r.streamed ? "true" : "false";
+  Key(out, "trace_id");
+  AppendJsonString(out, r.trace_id);
+
+  Key(out, "times_ns");
+  out += '{';
+  Key(out, "intended", true);
+  AppendJsonNumber(out, std::optional<int64_t>(r.intended_ns));
+  Key(out, "sent");
+  AppendJsonNumber(out, r.sent_ns);
+  Key(out, "first_byte");
+  AppendJsonNumber(out, r.first_byte_ns);
+  Key(out, "first_token");
+  AppendJsonNumber(out, r.first_token_ns);
+  Key(out, "first_answer_token");
+  AppendJsonNumber(out, r.first_answer_ns);
+  Key(out, "end");
+  AppendJsonNumber(out, r.end_ns);
+  out += '}';
 
   std::optional<int64_t> second_token;
   if (r.chunk_times_ns.size() >= 2) second_token = r.chunk_times_ns[1];
-  json out = {
-      {"run_id", r.run_id},
-      {"phase_id", r.phase_id},
-      {"sequence", r.sequence},
-      {"worker", r.worker},
-      {"warmup", r.warmup},
-      {"input", input},
-      {"stream", r.streamed},
-      {"trace_id", r.trace_id},
-      {"times_ns",
-       {{"intended", r.intended_ns},
-        {"sent", Optional(r.sent_ns)},
-        {"first_byte", Optional(r.first_byte_ns)},
-        {"first_token", Optional(r.first_token_ns)},
-        {"first_answer_token", Optional(r.first_answer_ns)},
-        {"end", Optional(r.end_ns)}}},
-      {"latency_ms",
-       {{"schedule_lag", Gap(r.intended_ns, r.sent_ns)},
-        {"queue", r.queue_ns ? json(static_cast<double>(*r.queue_ns) / 1e6) : json(nullptr)},
-        {"ttft", Gap(r.sent_ns, r.first_token_ns)},
-        {"ttst", Gap(r.first_token_ns, second_token)},
-        {"e2e", Gap(r.sent_ns, r.end_ns)},
-        {"corrected", Gap(r.intended_ns, r.end_ns)}}},
-      {"outcome", OutcomeName(r.outcome)},
-      {"http_status", Optional(r.http_status)},
-      {"curl_code", Optional(r.curl_code)},
-      {"error", r.error_message},
-      {"retry_after_s", r.retry_after_s ? json(*r.retry_after_s) : json(nullptr)},
-      {"tokens",
-       {{"input", Optional(r.input_tokens)},
-        {"input_source", r.input_token_source},
-        {"output", Optional(r.output_tokens)},
-        {"output_source", r.token_source}}},
-      {"finish_reason", r.finish_reason},
-      {"answer", r.answer_text},
-      {"reasoning", r.reasoning_text},
-      {"tool_calls", tool_calls},
-      {"server_timing", server_timing},
-      {"chunk_times_ns", r.chunk_times_ns},
-  };
-  return out;
+  Key(out, "latency_ms");
+  out += '{';
+  Key(out, "schedule_lag", true);
+  AppendJsonNumber(out, GapMs(r.intended_ns, r.sent_ns));
+  Key(out, "queue");
+  AppendJsonNumber(out, r.queue_ns ? std::optional<double>(static_cast<double>(*r.queue_ns) / 1e6)
+                                   : std::nullopt);
+  Key(out, "ttft");
+  AppendJsonNumber(out, GapMs(r.sent_ns, r.first_token_ns));
+  Key(out, "ttst");
+  AppendJsonNumber(out, GapMs(r.first_token_ns, second_token));
+  Key(out, "e2e");
+  AppendJsonNumber(out, GapMs(r.sent_ns, r.end_ns));
+  Key(out, "corrected");
+  AppendJsonNumber(out, GapMs(r.intended_ns, r.end_ns));
+  out += '}';
+
+  Key(out, "outcome");
+  AppendJsonString(out, OutcomeName(r.outcome));
+  Key(out, "http_status");
+  AppendJsonNumber(out, r.http_status);
+  Key(out, "curl_code");
+  AppendJsonNumber(out, r.curl_code);
+  Key(out, "error");
+  AppendJsonString(out, r.error_message);
+  Key(out, "retry_after_s");
+  AppendJsonNumber(out, r.retry_after_s);
+
+  Key(out, "tokens");
+  out += '{';
+  Key(out, "input", true);
+  AppendJsonNumber(out, r.input_tokens);
+  Key(out, "input_source");
+  AppendJsonString(out, r.input_token_source);
+  Key(out, "output");
+  AppendJsonNumber(out, r.output_tokens);
+  Key(out, "output_source");
+  AppendJsonString(out, r.token_source);
+  out += '}';
+
+  Key(out, "finish_reason");
+  AppendJsonString(out, r.finish_reason);
+  Key(out, "answer");
+  AppendJsonString(out, r.answer_text);
+  Key(out, "reasoning");
+  AppendJsonString(out, r.reasoning_text);
+  Key(out, "tool_calls");
+  AppendToolCalls(out, r.tool_calls_json);
+  Key(out, "server_timing");
+  AppendServerTiming(out, r.server_timing);
+  Key(out, "chunk_times_ns");
+  out += '[';
+  for (size_t i = 0; i < r.chunk_times_ns.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendJsonNumber(out, std::optional<int64_t>(r.chunk_times_ns[i]));
+  }
+  out += "]}\n";
 }
 
 }  // namespace stagegate::load

@@ -1,15 +1,16 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <string>
 
 #include "load/request_record.h"
 
 namespace stagegate::load {
 
-/// One request as the object of a `requests.jsonl` line: ids, input, the raw timestamps (ns from
-/// the run start), the derived latencies (ms), outcome, status, tokens in and out with their
-/// source, answer, reasoning, tool calls, finish reason, Server-Timing entries, trace id and chunk
-/// times. Absent moments are null. See docs/metrics.md for the field list.
-nlohmann::json RecordToJson(const RequestRecord& record);
+/// Appends one request as a `requests.jsonl` line (a JSON object and "\n"): ids, input, the raw
+/// timestamps (ns from the run start), the derived latencies (ms), outcome, status, tokens in and
+/// out with their source, answer, reasoning, tool calls, finish reason, Server-Timing entries,
+/// trace id and chunk times. Absent moments are null. Written directly rather than through a
+/// JSON tree: a run can have millions of lines. docs/metrics.md lists the fields.
+void AppendRecordLine(const RequestRecord& record, std::string& out);
 
 }  // namespace stagegate::load

@@ -316,7 +316,8 @@ RequestRecord MakeRequest(int n, const std::string& run_id, int64_t phase_id, in
   r.tool_calls_json = R"([{"index":0,"name":"tool-)" + tag + R"("}])";
   r.server_timing = "retrieval;dur=" + tag;
   // Chunk times around the send, before it too (a clock is never trusted to be kind).
-  if (set & kEnd) r.chunk_times_ns = {base - 5 + n, base + 3'500 + n, base + 3'500 + n, base + 9'000'000'000};
+  if (set & kEnd)
+    r.chunk_times_ns = {base - 5 + n, base + 3'500 + n, base + 3'500 + n, base + 9'000'000'000};
   return r;
 }
 
@@ -723,7 +724,9 @@ TEST_CASE("Requests round trip every field through AddRequests and ListRequests"
 
   CheckOk(store->AddRequests({records.begin(), records.begin() + 4}));
   CheckOk(store->AddRequests({records.begin() + 4, records.end()}));
-  CheckOk(store->AddRequests({MakeRequest(8, "run-2", other_id, 0, Outcome::kOk, 0)}));
+  const std::vector<RequestRecord> other_run = {
+      MakeRequest(8, "run-2", other_id, 0, Outcome::kOk, 0)};
+  CheckOk(store->AddRequests(other_run));
   CheckOk(store->AddRequests({}));
 
   std::vector<RequestRecord> listed = ListRequests(*store, "run-1");

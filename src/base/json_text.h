@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace stagegate {
+
+/// Writers of JSON text pieces for hot paths (request bodies, one line per request), where
+/// building a JSON tree costs more than the work it records. Everything else uses nlohmann/json.
+
+/// Appends `text` as a quoted JSON string: quotes, backslashes and control characters are
+/// escaped; bytes of 0x80 and above pass through, so valid UTF-8 stays valid.
+void AppendJsonString(std::string& out, std::string_view text);
+/// Appends an integer, or null when absent.
+void AppendJsonNumber(std::string& out, std::optional<int64_t> value);
+/// Appends a finite double in its shortest round-trip form, or null when absent.
+void AppendJsonNumber(std::string& out, std::optional<double> value);
+
+}  // namespace stagegate
