@@ -164,9 +164,14 @@ class ProfileCommand : public Command {
     app.add_option("--workers", workers_, "Worker threads (0: one per hardware thread)")
         ->capture_default_str();
     app.add_option("--shard", shard_text_, "Take slice I of N of the schedule, e.g. 1/4");
-    app.add_option("--connect-timeout-ms", timeouts_.connect_ms)->capture_default_str();
-    app.add_option("--first-token-timeout-ms", timeouts_.first_token_ms)->capture_default_str();
-    app.add_option("--total-timeout-ms", timeouts_.total_ms)->capture_default_str();
+    app.add_option("--connect-timeout-ms", timeouts_.connect_ms,
+                   "Give up connecting after this long")
+        ->capture_default_str();
+    app.add_option("--first-token-timeout-ms", timeouts_.first_token_ms,
+                   "Give up when no token came this long after the send")
+        ->capture_default_str();
+    app.add_option("--total-timeout-ms", timeouts_.total_ms, "Give up on a request after this long")
+        ->capture_default_str();
     app.add_option("--out", out_dir_, "Output folder (default reports/<run id>)");
   }
 
