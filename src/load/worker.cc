@@ -20,10 +20,10 @@ namespace {
 // longest sleep (so a stop is seen quickly).
 constexpr int64_t kFirstTokenScanNs = 5'000'000;
 constexpr int kMaxWaitMs = 20;
-// Sends per pass of the loop: between passes the transport reads what arrived, so a burst of
-// sends (a thousand closed-loop slots freed at once) never delays noticing a token by more than
-// one pass's worth.
-constexpr int kMaxSendsPerPass = 8;
+// Time for sending in one pass of the loop (at least one request is sent): between passes the
+// transport reads what arrived, so a burst of sends (a thousand closed-loop slots freed at once,
+// each opening a connection) delays noticing a token by about this much, not by the burst.
+constexpr int64_t kSendNsPerPass = 50'000;
 
 double ThreadCpuSeconds() {
   timespec ts{};
@@ -122,14 +122,15 @@ std::optional<int64_t> Worker::NextClosedLoopSequence() {
 }
 
 void Worker::Dispatch(int64_t now) {
-  int budget = kMaxSendsPerPass;
+  const int64_t pass_end = now + kSendNsPerPass;
+  bool sent_any = false;
   send_budget_spent_ = false;
   const auto spend = [&] {
-    if (budget == 0) {
+    if (sent_any && Now() >= pass_end) {
       send_budget_spent_ = true;
       return false;
     }
-    --budget;
+    sent_any = true;
     return true;
   };
   if (plan_.closed_loop) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <functional>
 
 #include "base/strings.h"
 
@@ -81,13 +82,13 @@ struct Stream : std::enable_shared_from_this<Stream> {
             {"total_tokens", reply.prompt_tokens + completion}};
   }
 
-  void Emit(const std::string& event) {
+  void Emit(const std::string& event, std::function<void(int64_t)> on_written = nullptr) {
     if (reply.fault == "trickle") {
       trickle_buffer += event;
       if (trickle_buffer.size() == event.size()) Trickle();
       return;
     }
-    responder->Write(event);
+    responder->Write(event, std::move(on_written));
   }
 
   // Slow trickle: a few bytes at a time, so the stream is valid but takes far longer than the
@@ -232,14 +233,17 @@ struct Stream : std::enable_shared_from_this<Stream> {
     std::string event = content_prefix;
     event += json(piece).dump(-1, ' ', false, json::error_handler_t::replace);
     event += content_suffix;
+    std::function<void(int64_t)> on_written;
     if (reply.timestamps) {
-      const int64_t sent_ns = SteadyNanos();
-      event += ",\"sim_sent_ns\":" + std::to_string(sent_ns);
+      event += ",\"sim_sent_ns\":" + std::to_string(SteadyNanos());
+      // The log keeps when the chunk reached the socket: the truth a client is measured against.
       if (reply.truth != nullptr && !reply.trace_id.empty())
-        reply.truth->RecordChunk(reply.trace_id, sent_ns);
+        on_written = [truth = reply.truth, trace_id = reply.trace_id](int64_t written_ns) {
+          truth->RecordChunk(trace_id, written_ns);
+        };
     }
     event += "}\n\n";
-    Emit(event);
+    Emit(event, std::move(on_written));
   }
 
   void OnDone() {

@@ -1,5 +1,8 @@
 #include "sim/http_server.h"
 
+#include <chrono>
+#include <functional>
+
 #include <http_parser.h>
 
 #include <algorithm>
@@ -54,9 +57,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Close();
   }
 
-  void Queue(std::string data) {
+  void Queue(std::string data, std::function<void(int64_t)> on_written = nullptr) {
     if (!open_) return;
     pending_.push_back(std::move(data));
+    if (on_written) on_written_.push_back(std::move(on_written));
     if (!writing_) WriteNext();
   }
 
@@ -118,6 +122,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     for (std::string& piece : pending_)
       out += piece;
     pending_.clear();
+    if (!on_written_.empty()) {
+      // The moment the bytes go to the socket (asio writes at once when it can), not the moment
+      // they were queued behind an earlier write.
+      const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count();
+      for (const auto& on_written : on_written_)
+        on_written(now);
+      on_written_.clear();
+    }
     auto data = std::make_shared<std::string>(std::move(out));
     asio::async_write(socket_, asio::buffer(*data),
                       [self = shared_from_this(), data](asio::error_code error, size_t) {
@@ -194,6 +208,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool writing_ = false;
   bool response_done_ = false;
   std::deque<std::string> pending_;
+  std::vector<std::function<void(int64_t)>> on_written_;  // of pieces in pending_
   asio::steady_timer waiter_{socket_.get_executor()};
 };
 
@@ -261,14 +276,14 @@ void HttpResponder::StartStream(int status, const HeaderList& headers) {
   connection_->Queue(Head(status, headers) + "Transfer-Encoding: chunked\r\n\r\n");
 }
 
-void HttpResponder::Write(std::string_view data) {
+void HttpResponder::Write(std::string_view data, std::function<void(int64_t)> on_written) {
   if (!streaming_ || finished_ || data.empty()) return;
   char size[32];
   int length = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
   std::string frame(size, static_cast<size_t>(length));
   frame.append(data);
   frame += "\r\n";
-  connection_->Queue(std::move(frame));
+  connection_->Queue(std::move(frame), std::move(on_written));
 }
 
 void HttpResponder::EndStream() {

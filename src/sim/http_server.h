@@ -43,7 +43,10 @@ class HttpResponder {
 
   void Send(int status, const HeaderList& headers, std::string body);
   void StartStream(int status, const HeaderList& headers);
-  void Write(std::string_view data);
+  /// `on_written`, when given, is called with the steady-clock time (ns) at which these bytes
+  /// are handed to the socket, which may be later than this call when an earlier write is still
+  /// in progress.
+  void Write(std::string_view data, std::function<void(int64_t)> on_written = nullptr);
   void EndStream();
   /// Ends the response without the terminating chunk, then closes the connection: what a server
   /// that crashes mid-stream looks like to the client.
