@@ -20,10 +20,11 @@ namespace {
 // longest sleep (so a stop is seen quickly).
 constexpr int64_t kFirstTokenScanNs = 5'000'000;
 constexpr int kMaxWaitMs = 20;
-// Time for sending in one pass of the loop (at least one request is sent): between passes the
-// transport reads what arrived, so a burst of sends (a thousand closed-loop slots freed at once,
-// each opening a connection) delays noticing a token by about this much, not by the burst.
-constexpr int64_t kSendNsPerPass = 50'000;
+// Sends per pass of the loop: between passes the transport reads what arrived, so a burst of
+// sends (a thousand closed-loop slots freed at once, each opening a connection) delays noticing a
+// token by one pass's sends, not by the whole burst. Fewer would slow the opening of many
+// streams: each pass also reads every socket that is ready.
+constexpr int kMaxSendsPerPass = 8;
 
 double ThreadCpuSeconds() {
   timespec ts{};
@@ -122,15 +123,14 @@ std::optional<int64_t> Worker::NextClosedLoopSequence() {
 }
 
 void Worker::Dispatch(int64_t now) {
-  const int64_t pass_end = now + kSendNsPerPass;
-  bool sent_any = false;
+  int budget = kMaxSendsPerPass;
   send_budget_spent_ = false;
   const auto spend = [&] {
-    if (sent_any && Now() >= pass_end) {
+    if (budget == 0) {
       send_budget_spent_ = true;
       return false;
     }
-    sent_any = true;
+    --budget;
     return true;
   };
   if (plan_.closed_loop) {
