@@ -32,6 +32,12 @@ std::optional<int64_t> ParseRetry(std::string_view value) {
 }  // namespace
 
 void SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
+  Scan(bytes, Sink{.context = &out, .emit = [](void* context, SseEvent& event) {
+                     static_cast<std::vector<SseEvent>*>(context)->push_back(std::move(event));
+                   }});
+}
+
+void SseParser::Scan(std::string_view bytes, const Sink& out) {
   const size_t n = bytes.size();
   size_t at = 0;
   if (!bom_checked_) {
@@ -105,7 +111,7 @@ void SseParser::Reset() {
   bom_checked_ = false;
 }
 
-void SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
+void SseParser::ProcessLine(std::string_view line, const Sink& out) {
   if (line.empty()) {
     Dispatch(out);
     return;
@@ -139,7 +145,7 @@ void SseParser::ProcessField(std::string_view name, std::string_view value) {
   }
 }
 
-void SseParser::Dispatch(std::vector<SseEvent>& out) {
+void SseParser::Dispatch(const Sink& out) {
   block_pending_ = false;
   const std::optional<int64_t> retry = std::exchange(block_retry_, std::nullopt);
   if (data_.empty()) {
@@ -147,13 +153,17 @@ void SseParser::Dispatch(std::vector<SseEvent>& out) {
     return;
   }
   data_.pop_back();  // the "\n" after the last data line
-  SseEvent& event = out.emplace_back();
-  // Swapping with the new event's empty strings moves the text without a copy and resets the
-  // buffers, as dispatch requires.
-  event.type.swap(event_type_);
-  event.data.swap(data_);
-  event.id = last_event_id_;
-  event.retry_ms = retry;
+  // The buffers move into the event by swapping, without a copy, and come back afterwards, so a
+  // sink that only reads the event leaves their capacity for the next one.
+  event_.type.swap(event_type_);
+  event_.data.swap(data_);
+  event_.id = last_event_id_;
+  event_.retry_ms = retry;
+  out.emit(out.context, event_);
+  event_type_.swap(event_.type);
+  event_type_.clear();
+  data_.swap(event_.data);
+  data_.clear();
 }
 
 }  // namespace stagegate::http

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace stagegate::http {
@@ -40,6 +41,17 @@ class SseParser {
   /// reuses. Never fails: every byte sequence is a valid event stream.
   void Feed(std::string_view bytes, std::vector<SseEvent>& out);
 
+  /// As Feed, but calls `on_event(const SseEvent&)` for each event as it completes. The event and
+  /// its buffers are the parser's own and are reused, so a stream whose events have reached their
+  /// usual size allocates nothing per event; the event is valid only during the call.
+  template <typename OnEvent>
+  void FeedEach(std::string_view bytes, OnEvent&& on_event) {
+    using Callable = std::remove_reference_t<OnEvent>;
+    Scan(bytes, Sink{.context = &on_event, .emit = [](void* context, SseEvent& event) {
+                       (*static_cast<Callable*>(context))(static_cast<const SseEvent&>(event));
+                     }});
+  }
+
   /// The stream ended. As WHATWG says, an event not terminated by a blank line is discarded.
   /// Returns true when such a partial event (a field line since the last blank line) or a partial
   /// line was pending: the caller may treat the stream as truncated. Both are dropped; the last
@@ -59,10 +71,17 @@ class SseParser {
   std::optional<int64_t> retry_ms() const { return retry_ms_; }
 
  private:
-  void ProcessLine(std::string_view line, std::vector<SseEvent>& out);
+  // Where dispatched events go: Feed appends them to a vector, FeedEach hands them to a callable.
+  struct Sink {
+    void* context;
+    void (*emit)(void* context, SseEvent& event);
+  };
+  void Scan(std::string_view bytes, const Sink& out);
+  void ProcessLine(std::string_view line, const Sink& out);
   void ProcessField(std::string_view name, std::string_view value);
-  void Dispatch(std::vector<SseEvent>& out);
+  void Dispatch(const Sink& out);
 
+  SseEvent event_;    // the event being dispatched; its buffers are data_'s and event_type_'s
   std::string line_;  // a line split across Feed calls, without its ending
   std::string data_;  // each data line followed by "\n"
   std::string event_type_;

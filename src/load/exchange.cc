@@ -160,10 +160,9 @@ size_t Exchange::OnBodyData(char* data, size_t size, size_t count, void* self_pt
       self->body_truncated_ = true;
       return 0;  // curl ends the transfer with a write error
     }
-    self->events_.clear();
-    self->sse_.Feed(std::string_view(data, bytes), self->events_);
-    for (const http::SseEvent& event : self->events_)
+    self->sse_.FeedEach(std::string_view(data, bytes), [self, now](const http::SseEvent& event) {
       self->decoder_.OnEvent(event, now);
+    });
     return bytes;
   }
   const bool ok_status = self->status_ >= 200 && self->status_ < 300;

@@ -90,7 +90,6 @@ class Exchange : public http::Transfer {
   RequestRecord record_;
   http::SseParser sse_;
   http::OpenAiStreamDecoder decoder_;
-  std::vector<http::SseEvent> events_;
   std::string body_;                     // a non-streamed or error body, bounded
   std::optional<int64_t> last_byte_ns_;  // e2e ends at the last body byte, not at curl's notice
   size_t stream_bytes_ = 0;

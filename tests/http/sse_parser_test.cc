@@ -300,3 +300,50 @@ TEST_CASE("every fixture parses the same whole, byte by byte and in random split
 
 }  // namespace
 }  // namespace stagegate::http
+
+namespace stagegate::http {
+namespace {
+
+// FeedEach over `pieces`, keeping a copy of every event it hands out.
+std::vector<SseEvent> EachOverPieces(const std::vector<std::string_view>& pieces) {
+  SseParser parser;
+  std::vector<SseEvent> events;
+  for (std::string_view piece : pieces)
+    parser.FeedEach(piece, [&events](const SseEvent& event) { events.push_back(event); });
+  parser.Finish();
+  return events;
+}
+
+TEST_CASE("FeedEach hands out the same events as Feed, whole, byte by byte and in random splits",
+          "[sse]") {
+  const std::filesystem::path folder = testing::Testdata("sse");
+  int fixtures = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() != ".sse") continue;
+    ++fixtures;
+    INFO(entry.path().filename().string());
+    const std::string stream = testing::ReadText(entry.path().string());
+    const std::vector<SseEvent> expected = ParsePieces({stream}).events;
+    REQUIRE(!expected.empty());
+    CHECK(EachOverPieces({stream}) == expected);
+    CHECK(EachOverPieces(ByteByByte(stream)) == expected);
+    std::mt19937 random(7);
+    for (int split = 0; split < 50; ++split)
+      REQUIRE(EachOverPieces(RandomSplit(stream, random)) == expected);
+  }
+  CHECK(fixtures >= 12);
+}
+
+TEST_CASE("FeedEach reuses its buffers: the type and data do not leak into the next event",
+          "[sse]") {
+  SseParser parser;
+  std::vector<SseEvent> events;
+  parser.FeedEach("event: long\ndata: a much longer first payload\n\ndata: b\n\n",
+                  [&events](const SseEvent& event) { events.push_back(event); });
+  REQUIRE(events.size() == 2);
+  CHECK(events[0] == SseEvent{.type = "long", .data = "a much longer first payload"});
+  CHECK(events[1] == SseEvent{.type = "", .data = "b"});
+}
+
+}  // namespace
+}  // namespace stagegate::http
