@@ -1,14 +1,39 @@
 #include "base/json_text.h"
 
 #include <charconv>
+#include <cstring>
 
 namespace stagegate {
+
+namespace {
+
+// Whether any of the 8 bytes in `word` is a control character, '"' or '\\' (the classic
+// "has a byte less than n" and "has a zero byte" bit tricks).
+bool AnyNeedsEscape(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  const uint64_t control = (word - kOnes * 0x20) & ~word & kHigh;
+  const uint64_t quote = word ^ (kOnes * '"');
+  const uint64_t backslash = word ^ (kOnes * '\\');
+  return (control | ((quote - kOnes) & ~quote & kHigh) |
+          ((backslash - kOnes) & ~backslash & kHigh)) != 0;
+}
+
+}  // namespace
 
 void AppendJsonString(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   size_t run = 0;  // start of the bytes not yet appended
   for (size_t i = 0; i < text.size(); ++i) {
+    // Eight plain bytes at a time: most text needs no escape at all.
+    while (i + 8 <= text.size()) {
+      uint64_t word;
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if (AnyNeedsEscape(word)) break;
+      i += 8;
+    }
+    if (i >= text.size()) break;
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(text.data() + run, i - run);

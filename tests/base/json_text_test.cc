@@ -1,0 +1,73 @@
+// The hot-path JSON writers: what they write is JSON that reads back as what was written.
+
+#include "base/json_text.h"
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace stagegate {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Quoted(std::string_view text) {
+  std::string out;
+  AppendJsonString(out, text);
+  return out;
+}
+
+TEST_CASE("AppendJsonString escapes quotes, backslashes and control bytes only", "[base]") {
+  CHECK(Quoted("") == R"("")");
+  CHECK(Quoted("plain text, longer than eight bytes") ==
+        R"("plain text, longer than eight bytes")");
+  CHECK(Quoted("a\"b\\c\nd\re\tf") == R"("a\"b\\c\nd\re\tf")");
+  CHECK(Quoted(std::string("\x00\x01\x1f", 3)) == R"("\u0000\u0001\u001f")");
+  CHECK(Quoted("\x7f \xC3\xBC") == "\"\x7f \xC3\xBC\"");  // DEL and UTF-8 pass through
+  // An escape at every position of an 8-byte word, and just after one.
+  for (size_t at = 0; at < 17; ++at) {
+    std::string text(17, 'x');
+    text[at] = '"';
+    CHECK(json::parse(Quoted(text)) == text);
+  }
+}
+
+TEST_CASE("AppendJsonString output reads back as the input for random text", "[base]") {
+  std::mt19937 random(11);
+  const std::string alphabet =
+      std::string("abc \"\\\n\r\t\x01\x1f\x7f", 13) + "\xC3\xBC\xE2\x82\xAC";
+  std::uniform_int_distribution<size_t> length(0, 40);
+  std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1);
+  for (int i = 0; i < 2000; ++i) {
+    std::string text;
+    for (size_t n = length(random); n > 0; --n) {
+      const size_t at = pick(random);
+      // Keep multi-byte characters whole, so the text stays valid UTF-8.
+      if (at >= 13)
+        text += at < 15 ? "\xC3\xBC" : "\xE2\x82\xAC";
+      else
+        text += alphabet[at];
+    }
+    INFO(json(text).dump());
+    REQUIRE(json::parse(Quoted(text)) == text);
+  }
+}
+
+TEST_CASE("AppendJsonNumber writes integers, shortest doubles and null", "[base]") {
+  std::string out;
+  AppendJsonNumber(out, std::optional<int64_t>(-9007199254740993));
+  out += ',';
+  AppendJsonNumber(out, std::optional<double>(0.1));
+  out += ',';
+  AppendJsonNumber(out, std::optional<double>(1.5e-7));
+  out += ',';
+  AppendJsonNumber(out, std::optional<int64_t>());
+  out += ',';
+  AppendJsonNumber(out, std::optional<double>());
+  CHECK(out == "-9007199254740993,0.1,1.5e-07,null,null");
+  CHECK(json::parse("[" + out + "]")[2] == 1.5e-7);
+}
+
+}  // namespace
+}  // namespace stagegate
