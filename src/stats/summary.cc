@@ -54,33 +54,65 @@ nlohmann::json Summary::ToJson() const {
   return json;
 }
 
+namespace {
+
+// Where percentile `p` falls among n sorted values: the two ranks and the weight between them.
+// numpy computes the rank as (p / 100) * (n - 1), in that order; so do we, to agree with it.
+struct Rank {
+  size_t lo, hi;
+  double t;
+};
+
+Rank RankOf(double p, size_t n) {
+  const double rank = (p / 100) * static_cast<double>(n - 1);
+  const double below = std::floor(rank);
+  const size_t lo = static_cast<size_t>(below);
+  return {lo, std::min(lo + 1, n - 1), rank - below};
+}
+
+// numpy's _lerp: interpolating from the nearer neighbour keeps the result within [a, b] and
+// rounds as numpy does.
+double Lerp(double a, double b, double t) {
+  return t < 0.5 ? a + (b - a) * t : b - (b - a) * (1 - t);
+}
+
+}  // namespace
+
 double PercentileOfSorted(std::span<const double> sorted, double p) {
   assert(!sorted.empty());
   assert(p >= 0 && p <= 100);
   assert(std::is_sorted(sorted.begin(), sorted.end()));
-  // numpy computes the rank as (p / 100) * (n - 1), in that order; so do we, to agree with it.
-  const double rank = (p / 100) * static_cast<double>(sorted.size() - 1);
-  const double below = std::floor(rank);
-  const size_t lo = static_cast<size_t>(below);
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double t = rank - below;
-  const double a = sorted[lo];
-  const double b = sorted[hi];
-  // numpy's _lerp: interpolating from the nearer neighbour keeps the result within [a, b] and
-  // rounds as numpy does.
-  return t < 0.5 ? a + (b - a) * t : b - (b - a) * (1 - t);
+  const Rank rank = RankOf(p, sorted.size());
+  return Lerp(sorted[rank.lo], sorted[rank.hi], rank.t);
 }
 
 Summary Summarize(std::vector<double> values) {
   assert(std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }));
   Summary summary;
   if (values.empty()) return summary;
-  std::sort(values.begin(), values.end());
+  // Only the ranks the percentiles read need their sorted values: select them in rank order,
+  // each within what is left above the previous one, instead of sorting everything (the
+  // inter-token gaps of a run can be millions of values).
+  std::vector<size_t> ranks;
+  for (double p : kPercentiles) {
+    const Rank rank = RankOf(p, values.size());
+    ranks.push_back(rank.lo);
+    ranks.push_back(rank.hi);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  size_t from = 0;
+  for (size_t rank : ranks) {
+    std::nth_element(values.begin() + static_cast<std::ptrdiff_t>(from),
+                     values.begin() + static_cast<std::ptrdiff_t>(rank), values.end());
+    from = rank + 1;  // what lies at or below `rank` is settled; the next search starts above it
+  }
 
   const double n = static_cast<double>(values.size());
   summary.count = static_cast<int64_t>(values.size());
-  summary.min = values.front();
-  summary.max = values.back();
+  const auto [min, max] = std::minmax_element(values.begin(), values.end());
+  summary.min = *min;
+  summary.max = *max;
   CompensatedSum sum;
   for (double value : values) {
     sum.Add(value);
@@ -97,7 +129,8 @@ Summary Summarize(std::vector<double> values) {
   summary.std = std::sqrt(squares.Total() / n);
 
   for (size_t i = 0; i < kPercentiles.size(); ++i) {
-    summary.percentiles[i] = PercentileOfSorted(values, kPercentiles[i]);
+    const Rank rank = RankOf(kPercentiles[i], values.size());
+    summary.percentiles[i] = Lerp(values[rank.lo], values[rank.hi], rank.t);
   }
   return summary;
 }

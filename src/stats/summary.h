@@ -38,8 +38,9 @@ struct Summary {
 /// so results agree with numpy to within rounding, and bit for bit on a plain x86-64 build.
 double PercentileOfSorted(std::span<const double> sorted, double p);
 
-/// Summarises `values`, given in any order; sorts them in place, so pass by std::move when the
-/// caller no longer needs them. Every value must be finite: NaN or infinity is a programmer error
+/// Summarises `values`, given in any order; reorders them in place (selecting the ranks the
+/// percentiles need, in O(n) rather than a sort), so pass by std::move when the caller no longer
+/// needs them. Every value must be finite: NaN or infinity is a programmer error
 /// (asserted), since neither sorts nor serialises. No values: count 0 and everything else 0.
 /// Numerically stable: the mean is a compensated sum, kept within [min, max], and the std a second
 /// pass over deviations from it, so values far from zero (e.g. epoch timestamps) keep their
