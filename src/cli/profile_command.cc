@@ -520,8 +520,13 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ord
   for (double busy : result->worker_busy)
     level.max_worker_busy = std::max(level.max_worker_busy, busy);
   CheckClient(level);
-  for (load::RequestRecord& record : result->records)
-    context.records.push_back(std::move(record));
+  if (context.records.empty()) {
+    context.records = std::move(result->records);
+  } else {
+    context.records.reserve(context.records.size() + result->records.size());
+    for (load::RequestRecord& record : result->records)
+      context.records.push_back(std::move(record));
+  }
   return level;
 }
 
@@ -540,6 +545,7 @@ Status WriteOutputs(const std::string& out_dir, const json& profile,
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     std::string lines;
+    lines.reserve(2 << 20);
     for (const load::RequestRecord& record : records) {
       load::AppendRecordLine(record, lines);
       if (lines.size() > (1 << 20)) {
