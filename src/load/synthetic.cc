@@ -6,35 +6,17 @@
 #include <cstring>
 #include <string_view>
 
+#include "base/common_words.h"
+#include "base/hashing.h"
 #include "load/schedule.h"
 
 namespace stagegate::load {
 namespace {
 
-// 64 common words, so that 6 random bits pick one. None is longer than 10 bytes: see FillTo.
-constexpr std::array<std::string_view, 64> kWords = {
-    "the",     "of",     "and",   "to",      "in",       "is",     "that",    "for",
-    "it",      "as",     "with",  "on",      "this",     "by",     "from",    "at",
-    "which",   "be",     "or",    "are",     "an",       "was",    "have",    "not",
-    "can",     "more",   "also",  "time",    "work",     "team",   "each",    "other",
-    "first",   "new",    "about", "when",    "would",    "there",  "their",   "will",
-    "make",    "like",   "just",  "over",    "such",     "only",   "some",    "could",
-    "report",  "year",   "your",  "good",    "customer", "these",  "people",  "system",
-    "account", "should", "well",  "process", "data",     "policy", "request", "service",
-};
-
 // A word of each length from 1 to 9 bytes, to end the prompt on its exact size.
 constexpr std::array<std::string_view, 10> kWordOfLength = {
     "", "a", "an", "the", "data", "about", "system", "process", "research", "knowledge",
 };
-
-// splitmix64's finaliser: spreads a seed over all 64 bits.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 int64_t DrawTokens(const TokenSpec& spec, double z) {
   const double value = std::round(spec.mean + spec.std * z);
@@ -56,7 +38,7 @@ void FillTo(std::string& prompt, size_t size, Random& random) {
       bits = random.Bits();
       words_left_in_bits = 10;
     }
-    const std::string_view word = kWords[bits & 63];
+    const std::string_view word = kCommonWords[bits & 63];
     bits >>= 6;
     --words_left_in_bits;
     if (used + 1 + word.size() > size) break;
@@ -77,7 +59,7 @@ void FillTo(std::string& prompt, size_t size, Random& random) {
 }  // namespace
 
 SyntheticInput MakeSyntheticInput(const SyntheticOptions& options, int64_t sequence) {
-  Random random(Mix(Mix(options.seed) ^ static_cast<uint64_t>(sequence)));
+  Random random(Mix64(Mix64(options.seed) ^ static_cast<uint64_t>(sequence)));
   SyntheticInput input;
   input.input_tokens = DrawTokens(options.input_tokens, random.Normal());
   input.output_tokens = DrawTokens(options.output_tokens, random.Normal());

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <regex>
 
+#include "base/common_words.h"
+#include "base/hashing.h"
 #include "base/strings.h"
 
 namespace stagegate::sim {
@@ -12,17 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-// splitmix64's finaliser: spreads a seed over all 64 bits, so that `% n` picks fairly.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 template <size_t N>
 const char* Pick(const std::array<const char*, N>& choices, uint64_t seed) {
-  return choices[Mix(seed) % N];
+  return choices[Mix64(seed) % N];
 }
 
 std::string Lower(std::string_view text) {
@@ -472,17 +466,6 @@ std::string UnassistedAnswer(const AnswerInput& input) {
   return VagueAnswer(input, lower);
 }
 
-const std::array<const char*, 64> kFillerWords = {
-    "the",   "of",     "and",   "to",      "in",    "is",     "that",    "for",
-    "it",    "as",     "with",  "on",      "this",  "by",     "from",    "at",
-    "which", "be",     "or",    "are",     "an",    "was",    "have",    "not",
-    "can",   "more",   "also",  "time",    "work",  "team",   "each",    "other",
-    "first", "new",    "about", "when",    "would", "there",  "their",   "will",
-    "make",  "like",   "just",  "over",    "such",  "only",   "some",    "could",
-    "into",  "year",   "your",  "good",    "most",  "these",  "people",  "system",
-    "may",   "should", "well",  "process", "data",  "policy", "request", "service",
-};
-
 bool IsTokenWordByte(char c) {
   const unsigned char u = static_cast<unsigned char>(c);
   return u >= 0x80 || (u > 0x20 && u != 0x7f && !std::ispunct(u));
@@ -547,7 +530,7 @@ int64_t CountPromptTokens(std::string_view text) {
 }
 
 std::string FillerToken(uint64_t seed, size_t index) {
-  return std::string(kFillerWords[Mix(seed ^ Mix(index)) % kFillerWords.size()]) + " ";
+  return std::string(kCommonWords[Mix64(seed ^ Mix64(index)) % kCommonWords.size()]) + " ";
 }
 
 }  // namespace stagegate::sim
