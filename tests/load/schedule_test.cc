@@ -8,15 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace Catch {
-template <>
-struct StringMaker<stagegate::load::Arrival> {
-  static std::string convert(const stagegate::load::Arrival& arrival) {
-    return "{" + std::to_string(arrival.sequence) + ", " + std::to_string(arrival.intended_ns) +
-           "}";
-  }
-};
-}  // namespace Catch
+#include "load/arrival_printer.h"
 
 namespace stagegate::load {
 namespace {

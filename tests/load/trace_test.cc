@@ -5,17 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "load/arrival_printer.h"
 #include "test_util.h"
-
-namespace Catch {
-template <>
-struct StringMaker<stagegate::load::Arrival> {
-  static std::string convert(const stagegate::load::Arrival& arrival) {
-    return "{" + std::to_string(arrival.sequence) + ", " + std::to_string(arrival.intended_ns) +
-           "}";
-  }
-};
-}  // namespace Catch
 
 namespace stagegate::load {
 namespace {
