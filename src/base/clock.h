@@ -4,8 +4,9 @@
 
 namespace stagegate {
 
-/// A monotonic clock in nanoseconds. The real one is std::chrono::steady_clock (CLOCK_MONOTONIC on
-/// Linux, so its readings can arm a timerfd); tests use FakeClock. Implementations are thread-safe.
+/// A monotonic clock in nanoseconds, the seam through which the load engine reads time. The real
+/// one is std::chrono::steady_clock (CLOCK_MONOTONIC on Linux, the clock of epoll and of the
+/// reference application's timestamps). Implementations are thread-safe.
 class Clock {
  public:
   virtual ~Clock() = default;
@@ -18,18 +19,6 @@ class SteadyClock : public Clock {
   int64_t NowNs() const override;
   /// The process-wide instance.
   static const SteadyClock& Get();
-};
-
-/// A clock that moves only when told. Not thread-safe.
-class FakeClock : public Clock {
- public:
-  explicit FakeClock(int64_t start_ns = 0) : now_ns_(start_ns) {}
-  int64_t NowNs() const override { return now_ns_; }
-  void Advance(int64_t ns) { now_ns_ += ns; }
-  void Set(int64_t ns) { now_ns_ = ns; }
-
- private:
-  int64_t now_ns_;
 };
 
 /// Wall-clock time in ms since the Unix epoch: the one display anchor of a run, never used to

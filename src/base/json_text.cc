@@ -45,6 +45,12 @@ void AppendJsonString(std::string& out, std::string_view text) {
       case '\\':
         out += "\\\\";
         break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       case '\n':
         out += "\\n";
         break;
@@ -64,22 +70,26 @@ void AppendJsonString(std::string& out, std::string_view text) {
   out += '"';
 }
 
-void AppendJsonNumber(std::string& out, std::optional<int64_t> value) {
+namespace {
+
+template <typename Number>
+void AppendOptional(std::string& out, std::optional<Number> value) {
   if (!value) {
     out += "null";
     return;
   }
-  char buffer[24];
+  char buffer[32];  // the longest double, -2.2250738585072014e-308, is 24 characters
   out.append(buffer, std::to_chars(buffer, buffer + sizeof buffer, *value).ptr);
 }
 
+}  // namespace
+
+void AppendJsonNumber(std::string& out, std::optional<int64_t> value) {
+  AppendOptional(out, value);
+}
+
 void AppendJsonNumber(std::string& out, std::optional<double> value) {
-  if (!value) {
-    out += "null";
-    return;
-  }
-  char buffer[32];
-  out.append(buffer, std::to_chars(buffer, buffer + sizeof buffer, *value).ptr);
+  AppendOptional(out, value);
 }
 
 }  // namespace stagegate

@@ -10,8 +10,9 @@ namespace stagegate {
 /// Writers of JSON text pieces for hot paths (request bodies, one line per request), where
 /// building a JSON tree costs more than the work it records. Everything else uses nlohmann/json.
 
-/// Appends `text` as a quoted JSON string: quotes, backslashes and control characters are
-/// escaped; bytes of 0x80 and above pass through, so valid UTF-8 stays valid.
+/// Appends `text` as a quoted JSON string, escaped exactly as nlohmann/json's dump() escapes it:
+/// quotes, backslashes and control characters (\b \f \n \r \t, others as \u00XX); bytes of
+/// 0x80 and above pass through, so valid UTF-8 stays valid.
 void AppendJsonString(std::string& out, std::string_view text);
 /// Appends an integer, or null when absent.
 void AppendJsonNumber(std::string& out, std::optional<int64_t> value);

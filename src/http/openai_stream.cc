@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 
 namespace stagegate::http {
@@ -149,46 +150,6 @@ simdjson::error_code Parse(std::string_view data, element& root) {
   return error;
 }
 
-// `text` as a JSON string the way nlohmann/json's dump() writes it.
-void AppendQuoted(std::string_view text, std::string& out) {
-  out += '"';
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          constexpr char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xF];
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
-
 // `value` as nlohmann/json's dump() writes it, the form error messages have always had (tests
 // and stored records hold them): compact, object keys sorted bytewise with the last of
 // duplicates kept. simdjson writes numbers with the same Grisu2 code as nlohmann (1.0, 1e+100).
@@ -208,7 +169,7 @@ void AppendDump(element value, std::string& out) {
         if (i + 1 < fields.size() && fields[i + 1].key == fields[i].key) continue;
         if (!first) out += ',';
         first = false;
-        AppendQuoted(fields[i].key, out);
+        AppendJsonString(out, fields[i].key);
         out += ':';
         AppendDump(fields[i].value, out);
       }
@@ -229,7 +190,7 @@ void AppendDump(element value, std::string& out) {
       return;
     }
     case element_type::STRING:
-      AppendQuoted(StringOf(value), out);
+      AppendJsonString(out, StringOf(value));
       return;
     case element_type::INT64:
     case element_type::UINT64:

@@ -73,13 +73,11 @@ int MultiTransport::OnTimer(CURLM*, long timeout_ms, void* self_ptr) {
 
 bool MultiTransport::Add(Transfer* transfer) {
   curl_easy_setopt(transfer->easy(), CURLOPT_PRIVATE, transfer);
-  if (curl_multi_add_handle(multi_.get(), transfer->easy()) != CURLM_OK) return false;
-  ++active_;
-  return true;
+  return curl_multi_add_handle(multi_.get(), transfer->easy()) == CURLM_OK;
 }
 
 void MultiTransport::Remove(Transfer* transfer) {
-  if (curl_multi_remove_handle(multi_.get(), transfer->easy()) == CURLM_OK) --active_;
+  curl_multi_remove_handle(multi_.get(), transfer->easy());
 }
 
 void MultiTransport::Wakeup() {
@@ -130,7 +128,6 @@ void MultiTransport::Reap() {
     Transfer* transfer = nullptr;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, &transfer);
     curl_multi_remove_handle(multi_.get(), easy);
-    --active_;
     if (transfer != nullptr) transfer->OnDone(code);
   }
 }

@@ -44,8 +44,6 @@ class MultiTransport {
   void WaitAndDrive(int64_t deadline_ns, int max_wait_ms);
   /// Ends a WaitAndDrive early. Thread-safe.
   void Wakeup();
-  /// Transfers added and not yet done or removed.
-  int64_t active() const { return active_; }
 
  private:
   MultiTransport() = default;
@@ -58,7 +56,6 @@ class MultiTransport {
   int epoll_fd_ = -1;
   int wake_fd_ = -1;               // an eventfd in the epoll set, for Wakeup
   int64_t curl_deadline_ns_ = -1;  // when curl wants its timeout action; -1: none
-  int64_t active_ = 0;
 };
 
 }  // namespace stagegate::http

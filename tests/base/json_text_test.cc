@@ -24,6 +24,7 @@ TEST_CASE("AppendJsonString escapes quotes, backslashes and control bytes only",
         R"("plain text, longer than eight bytes")");
   CHECK(Quoted("a\"b\\c\nd\re\tf") == R"("a\"b\\c\nd\re\tf")");
   CHECK(Quoted(std::string("\x00\x01\x1f", 3)) == R"("\u0000\u0001\u001f")");
+  CHECK(Quoted("\b\f") == R"("\b\f")");
   CHECK(Quoted("\x7f \xC3\xBC") == "\"\x7f \xC3\xBC\"");  // DEL and UTF-8 pass through
   // An escape at every position of an 8-byte word, and just after one.
   for (size_t at = 0; at < 17; ++at) {
@@ -31,6 +32,16 @@ TEST_CASE("AppendJsonString escapes quotes, backslashes and control bytes only",
     text[at] = '"';
     CHECK(json::parse(Quoted(text)) == text);
   }
+}
+
+TEST_CASE("AppendJsonString escapes every byte as nlohmann/json's dump does", "[base]") {
+  for (int c = 0; c < 0x80; ++c) {
+    const std::string text(1, static_cast<char>(c));
+    INFO("byte " << c);
+    CHECK(Quoted(text) == json(text).dump());
+  }
+  const std::string text = "long text with \"quotes\", a \\ and \x02 \xC3\xBC in it";
+  CHECK(Quoted(text) == json(text).dump());
 }
 
 TEST_CASE("AppendJsonString output reads back as the input for random text", "[base]") {
