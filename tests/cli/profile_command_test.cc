@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/profile_report.h"
+#include "load/metrics.h"
 #include "sim/sim_server.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -250,6 +252,91 @@ TEST_CASE("SIGINT stops profile with exit 130 and keeps every record measured", 
   auto stored = (*store)->ListRequests((*runs)[0].id);
   REQUIRE(stored.ok());
   CHECK(stored->size() == requests.size());
+}
+
+}  // namespace
+}  // namespace stagegate::cli
+
+namespace stagegate::cli {
+namespace {
+
+TEST_CASE("profile replays a trace: each entry's lengths, at its time divided by the speed-up",
+          "[cli][profile]") {
+  auto sim = StartSim(sim::SimProfile::Fast());
+  testing::TempDir dir;
+  Ran ran = RunProfile(dir, {"--url", sim->base_url() + "/v1", "--model", "sim", "--trace",
+                             testing::Testdata("traces/good.jsonl"), "--speedup", "10",
+                             "--extra-inputs", "ignore_eos:true", "--out", dir / "out"});
+  INFO(ran.err);
+  REQUIRE(ran.exit_code == 0);
+  const std::vector<json> requests = ReadJsonLines(dir / "out/requests.jsonl");
+  REQUIRE(requests.size() == 5);
+  // Sorted by timestamp (0, 700, 700, 1500, 3000.5 ms), replayed ten times faster.
+  const std::vector<std::pair<int64_t, int64_t>> lengths = {
+      {6955, 52}, {800, 64}, {900, 65}, {120, 30}, {10, 1}};
+  const std::vector<double> at_ms = {0, 70, 70, 150, 300.05};
+  const int64_t start = requests[0]["times_ns"]["intended"];
+  for (size_t i = 0; i < requests.size(); ++i) {
+    INFO("entry " << i);
+    const json& r = requests[i];
+    CHECK(r["outcome"] == "ok");
+    CHECK(r["input"]["synthetic_input_tokens"] == lengths[i].first);
+    CHECK(r["input"]["requested_output_tokens"] == lengths[i].second);
+    CHECK(r["tokens"]["output"] == lengths[i].second);
+    CHECK(r["tokens"]["input"].get<int64_t>() >= lengths[i].first);
+    const double offset_ms = (r["times_ns"]["intended"].get<int64_t>() - start) / 1e6;
+    CHECK(offset_ms == Approx(at_ms[i]).margin(1e-6));
+  }
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  CHECK(profile["levels"][0]["kind"] == "trace");
+  CHECK(profile["levels"][0]["value"] == 10);
+}
+
+ProfileLevel LevelWithLag(std::optional<double> offered_rate, double lag_ms, double busy) {
+  ProfileLevel level{.kind = offered_rate ? "request_rate" : "concurrency",
+                     .value = 4,
+                     .offered_rate = offered_rate,
+                     .max_worker_busy = busy};
+  std::vector<load::RequestRecord> records;
+  for (int i = 0; i < 40; ++i) {
+    load::RequestRecord r;
+    r.sequence = i;
+    r.intended_ns = i * 10'000'000;
+    r.sent_ns = r.intended_ns + static_cast<int64_t>(lag_ms * 1e6);
+    r.end_ns = *r.sent_ns + 1'000'000;
+    records.push_back(r);
+  }
+  level.metrics = load::ComputeMetrics(records, {});
+  return level;
+}
+
+TEST_CASE("The self-check warns when the client fell behind or a worker was saturated",
+          "[cli][profile]") {
+  ProfileLevel late = LevelWithLag(100.0, 2.5, 0.2);
+  CheckClient(late);
+  REQUIRE(late.self_check_warnings.size() == 1);
+  CHECK(late.self_check_warnings[0].rfind("the client fell behind its schedule: schedule lag p99 "
+                                          "2.5 ms",
+                                          0) == 0);
+
+  ProfileLevel on_time = LevelWithLag(100.0, 0.2, 0.2);
+  CheckClient(on_time);
+  CHECK(on_time.self_check_warnings.empty());
+
+  ProfileLevel closed = LevelWithLag(std::nullopt, 2.5, 0.2);  // a closed loop's turnaround
+  CheckClient(closed);
+  CHECK(closed.self_check_warnings.empty());
+
+  ProfileLevel busy = LevelWithLag(std::nullopt, 0.2, 0.95);
+  CheckClient(busy);
+  REQUIRE(busy.self_check_warnings.size() == 1);
+  CHECK(busy.self_check_warnings[0].rfind("a worker thread was 95% busy", 0) == 0);
+
+  // 40 sends 10 ms apart are 100/s: a level offered 120/s achieved less than 95% of it.
+  ProfileLevel short_of_rate = LevelWithLag(120.0, 0.2, 0.2);
+  CheckClient(short_of_rate);
+  REQUIRE(short_of_rate.self_check_warnings.size() == 1);
+  CHECK(short_of_rate.self_check_warnings[0] == "achieved 100 requests/s of the 120 offered");
 }
 
 }  // namespace
