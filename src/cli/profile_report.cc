@@ -5,6 +5,7 @@
 
 #include "base/strings.h"
 #include "base/version.h"
+#include "console/console.h"
 
 namespace stagegate::cli {
 namespace {
@@ -21,10 +22,6 @@ std::string Milliseconds(double ms) {
 std::string Ms(const stats::Summary& s, double p) {
   if (s.count == 0) return "-";
   return Milliseconds(s.Percentile(p));
-}
-
-std::string Pad(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
 }
 
 std::string LevelName(const ProfileLevel& level) {
@@ -58,36 +55,22 @@ void CheckClient(ProfileLevel& level) {
 }
 
 std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels) {
-  const std::vector<std::pair<std::string, size_t>> columns = {
-      {"level", 12},   {"ok/offered", 12}, {"req/s", 8},  {"tok/s", 9},   {"goodput", 8},
-      {"ttft p50", 9}, {"p95", 8},         {"p99", 8},    {"itl p50", 8}, {"p95", 7},
-      {"e2e p50", 9},  {"p95", 9},         {"lag p99", 8}};
-  std::vector<std::string> lines;
-  std::string header;
-  for (const auto& [name, width] : columns)
-    header += Pad(name, width);
-  lines.push_back(header + "   (latencies in ms)");
+  const std::vector<std::string> header = {"level",    "ok/offered", "req/s",  "tok/s",   "goodput",
+                                           "ttft p50", "p95",        "p99",    "itl p50", "p95",
+                                           "e2e p50",  "p95",        "lag p99"};
+  std::vector<std::vector<std::string>> rows;
   for (const ProfileLevel& level : levels) {
     const load::PhaseMetrics& m = level.metrics;
-    const std::vector<std::string> cells = {
-        LevelName(level) + (level.interrupted ? "*" : ""),
-        std::to_string(m.completed) + "/" + std::to_string(m.offered),
-        FormatNumber(m.request_throughput, 2),
-        FormatNumber(m.output_token_throughput, 1),
-        FormatNumber(m.goodput, 2),
-        Ms(m.ttft_ms, 50),
-        Ms(m.ttft_ms, 95),
-        Ms(m.ttft_ms, 99),
-        Ms(m.itl_ms, 50),
-        Ms(m.itl_ms, 95),
-        Ms(m.e2e_ms, 50),
-        Ms(m.e2e_ms, 95),
-        Ms(m.schedule_lag_ms, 99)};
-    std::string line;
-    for (size_t i = 0; i < cells.size(); ++i)
-      line += Pad(cells[i], columns[i].second);
-    lines.push_back(line);
+    rows.push_back({LevelName(level) + (level.interrupted ? "*" : ""),
+                    std::to_string(m.completed) + "/" + std::to_string(m.offered),
+                    FormatNumber(m.request_throughput, 2),
+                    FormatNumber(m.output_token_throughput, 1), FormatNumber(m.goodput, 2),
+                    Ms(m.ttft_ms, 50), Ms(m.ttft_ms, 95), Ms(m.ttft_ms, 99), Ms(m.itl_ms, 50),
+                    Ms(m.itl_ms, 95), Ms(m.e2e_ms, 50), Ms(m.e2e_ms, 95),
+                    Ms(m.schedule_lag_ms, 99)});
   }
+  std::vector<std::string> lines = console::FormatTable(header, rows);
+  lines.front() += "   (latencies in ms)";
   return lines;
 }
 

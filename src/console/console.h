@@ -1,7 +1,9 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace stagegate::console {
 
@@ -36,5 +38,10 @@ class Console {
   bool quiet_ = false;
   bool progress_open_ = false;
 };
+
+/// Lines of a table for the console: the first column aligned left, the others right, each as
+/// wide as its widest cell, columns two spaces apart. Rows shorter than the header are padded.
+std::vector<std::string> FormatTable(const std::vector<std::string>& header,
+                                     const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace stagegate::console
