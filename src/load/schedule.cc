@@ -185,15 +185,18 @@ std::optional<int64_t> ParseWholeNumber(std::string_view text) {
 
 }  // namespace
 
-double Random::Uniform() {
+template <class Engine>
+double BasicRandom<Engine>::Uniform() {
   return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
 }
 
-double Random::Exponential() {
+template <class Engine>
+double BasicRandom<Engine>::Exponential() {
   return -std::log1p(-Uniform());
 }
 
-double Random::Normal() {
+template <class Engine>
+double BasicRandom<Engine>::Normal() {
   if (spare_normal_) {
     const double value = *spare_normal_;
     spare_normal_.reset();
@@ -205,7 +208,8 @@ double Random::Normal() {
   return radius * std::cos(angle);
 }
 
-double Random::Gamma(double shape) {
+template <class Engine>
+double BasicRandom<Engine>::Gamma(double shape) {
   assert(shape > 0);
   if (shape < 1) {
     const double boosted = Gamma(shape + 1);
@@ -227,6 +231,9 @@ double Random::Gamma(double shape) {
     if (std::log(u) < 0.5 * x2 + d * (1 - v + std::log(v))) return d * v;
   }
 }
+
+template class BasicRandom<std::mt19937_64>;
+template class BasicRandom<SplitMix64>;
 
 Result<Shard> ParseShard(std::string_view text) {
   const std::string prefix = "shard '" + std::string(text) + "': ";

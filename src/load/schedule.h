@@ -7,17 +7,39 @@
 #include <string_view>
 #include <vector>
 
+#include "base/hashing.h"
 #include "base/status.h"
 
 namespace stagegate::load {
 
-/// Random variates computed here from std::mt19937_64 alone, whose output the C++ standard fixes,
-/// rather than from <random>'s distributions, whose algorithms differ between standard libraries:
-/// the same seed gives the same numbers with any compiler (up to the last bit of libm's log, exp
-/// and cos). Not thread-safe; one generator per user.
-class Random {
+/// splitmix64 (Steele, Lea and Flood) as a standard random bit generator: its state is one word,
+/// so seeding it costs nothing. For short streams drawn per request, where seeding
+/// std::mt19937_64 (312 words) would cost more than the draws.
+class SplitMix64 {
  public:
-  explicit Random(uint64_t seed) : engine_(seed) {}
+  using result_type = uint64_t;
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return ~result_type{0}; }
+  result_type operator()() {
+    const uint64_t x = state_;
+    state_ += 0x9e3779b97f4a7c15ULL;
+    return Mix64(x);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+/// Random variates computed here from the engine's bits alone (std::mt19937_64, whose output the
+/// C++ standard fixes, or SplitMix64), rather than from <random>'s distributions, whose
+/// algorithms differ between standard libraries: the same seed gives the same numbers with any
+/// compiler (up to the last bit of libm's log, exp and cos). Not thread-safe; one generator per
+/// user.
+template <class Engine>
+class BasicRandom {
+ public:
+  explicit BasicRandom(uint64_t seed) : engine_(seed) {}
 
   /// The engine's next 64 random bits.
   uint64_t Bits() { return engine_(); }
@@ -33,9 +55,12 @@ class Random {
   double Gamma(double shape);
 
  private:
-  std::mt19937_64 engine_;
+  Engine engine_;
   std::optional<double> spare_normal_;
 };
+
+/// Schedules draw from std::mt19937_64.
+using Random = BasicRandom<std::mt19937_64>;
 
 enum class ArrivalProcess { kConstant, kPoisson, kGamma };
 

@@ -26,7 +26,7 @@ int64_t DrawTokens(const TokenSpec& spec, double z) {
 
 // Appends random words to `prompt` and ends it exactly at `size` bytes. Writes into a buffer sized
 // once: this runs for every request.
-void FillTo(std::string& prompt, size_t size, Random& random) {
+void FillTo(std::string& prompt, size_t size, BasicRandom<SplitMix64>& random) {
   size_t used = prompt.size();
   prompt.resize(size);
   if (used >= size) return;
@@ -59,7 +59,7 @@ void FillTo(std::string& prompt, size_t size, Random& random) {
 }  // namespace
 
 SyntheticInput MakeSyntheticInput(const SyntheticOptions& options, int64_t sequence) {
-  Random random(Mix64(Mix64(options.seed) ^ static_cast<uint64_t>(sequence)));
+  BasicRandom<SplitMix64> random(Mix64(Mix64(options.seed) ^ static_cast<uint64_t>(sequence)));
   SyntheticInput input;
   input.input_tokens = DrawTokens(options.input_tokens, random.Normal());
   input.output_tokens = DrawTokens(options.output_tokens, random.Normal());
