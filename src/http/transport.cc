@@ -86,14 +86,27 @@ void MultiTransport::Wakeup() {
 }
 
 void MultiTransport::WaitAndDrive(int64_t deadline_ns, int max_wait_ms) {
-  const int64_t now = SteadyClock::Get().NowNs();
+  int64_t now = SteadyClock::Get().NowNs();
   int64_t until = now + int64_t{max_wait_ms} * 1'000'000;
   if (deadline_ns >= 0) until = std::min(until, deadline_ns);
   if (curl_deadline_ns_ >= 0) until = std::min(until, curl_deadline_ns_);
-  const int64_t wait_ns = std::max<int64_t>(0, until - now);
-  const timespec timeout{.tv_sec = wait_ns / 1'000'000'000, .tv_nsec = wait_ns % 1'000'000'000};
   epoll_event events[kMaxEvents];
-  const int ready = epoll_pwait2(epoll_fd_, events, kMaxEvents, &timeout, nullptr);
+  int ready = 0;
+  // Shortly after a socket was ready, more are likely to be: look without sleeping, since a
+  // thread put to sleep can take a hundred microseconds or more to wake (a virtual machine's
+  // idle CPU), and every chunk in a burst would be noticed that much later.
+  const int64_t spin_until = std::min(until, last_ready_ns_ + spin_ns_);
+  while (now < spin_until) {
+    ready = epoll_wait(epoll_fd_, events, kMaxEvents, 0);
+    if (ready != 0) break;
+    now = SteadyClock::Get().NowNs();
+  }
+  if (ready == 0) {
+    const int64_t wait_ns = std::max<int64_t>(0, until - now);
+    const timespec timeout{.tv_sec = wait_ns / 1'000'000'000, .tv_nsec = wait_ns % 1'000'000'000};
+    ready = epoll_pwait2(epoll_fd_, events, kMaxEvents, &timeout, nullptr);
+  }
+  if (ready > 0) last_ready_ns_ = SteadyClock::Get().NowNs();
   for (int i = 0; i < ready; ++i) {
     const int fd = events[i].data.fd;
     if (fd == wake_fd_) {
