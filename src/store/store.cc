@@ -101,7 +101,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   if (!supported.ok()) return supported.WithContext(path);
   // WAL lets report commands read while a run writes; foreign keys keep requests tied to runs.
   Status setup = (*db)->Exec(
-      "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
+      "PRAGMA page_size = 65536; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
       "PRAGMA synchronous = NORMAL;");
   if (!setup.ok()) return setup.WithContext(path);
   Status migrated = Migrate(**db);
