@@ -11,6 +11,7 @@
 #include "manifest/patterns.h"
 #include "manifest/phase_loader.h"
 #include "manifest/scenario.h"
+#include "stats/summary.h"
 
 namespace stagegate::manifest {
 
@@ -256,6 +257,12 @@ Thresholds ReadThresholds(const YamlFile& file, const YAML::Node& node) {
         entry.Enum("metric", kLatencyMetricNames, Need::kRequired).value_or(LatencyMetric::kTtft);
     threshold.percentile =
         entry.Number("percentile", Need::kRequired, {.min = 1, .max = 99}).value_or(95);
+    // Thresholds are checked against the statistics every phase reports.
+    if (std::find(stats::kPercentiles.begin(), stats::kPercentiles.end(), threshold.percentile) ==
+        stats::kPercentiles.end())
+      file.Error(item["percentile"],
+                 "percentile " + FormatNumber(threshold.percentile, 3) +
+                     " is not one the statistics carry: 1, 5, 10, 25, 50, 75, 90, 95 or 99");
     threshold.max_ms = entry.Number("max_ms", Need::kRequired, kPositive).value_or(0);
     entry.Finish();
     thresholds.latency.push_back(threshold);
