@@ -163,6 +163,9 @@ class ProfileCommand : public Command {
         ->capture_default_str();
     app.add_option("--workers", workers_, "Worker threads (0: one per hardware thread)")
         ->capture_default_str();
+    app.add_flag("--busy-poll", busy_poll_,
+                 "Workers poll without sleeping (a core each), so no wake-up delay reaches the "
+                 "timestamps");
     app.add_option("--shard", shard_text_, "Take slice I of N of the schedule, e.g. 1/4");
     app.add_option("--connect-timeout-ms", timeouts_.connect_ms,
                    "Give up connecting after this long")
@@ -228,6 +231,7 @@ class ProfileCommand : public Command {
   std::string slo_;
   uint64_t seed_ = 1;
   int workers_ = 0;
+  bool busy_poll_ = false;
   std::string shard_text_;
   load::Timeouts timeouts_;
   std::string out_dir_;
@@ -438,6 +442,7 @@ Status ProfileCommand::PlanLevels() {
         .warmup_requests = warmup_,
         .grace_s = grace_s_,
         .workers = workers_,
+        .busy_poll = busy_poll_,
         .shard = shard_,
         .timeouts = timeouts_};
     if (kind == "concurrency") {
@@ -514,6 +519,7 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ord
                      .offered_rate = plan.offered_rate,
                      .wall_s = static_cast<double>(result->ended_ns - result->started_ns) / 1e9,
                      .client_cpu_s = result->client_cpu_s,
+                     .idle_poll_s = result->idle_poll_s,
                      .workers = result->workers,
                      .dropped = result->dropped,
                      .interrupted = result->interrupted};

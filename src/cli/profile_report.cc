@@ -84,8 +84,11 @@ std::vector<std::string> SelfCheckLines(const ProfileLevel& level) {
       (m.schedule_lag_ms.count ? FormatNumber(m.schedule_lag_ms.Percentile(99), 3) : "-") +
       " ms, max " + (m.schedule_lag_ms.count ? FormatNumber(m.schedule_lag_ms.max, 3) : "-") +
       " ms; client CPU " + FormatNumber(level.client_cpu_s, 3) + " s over " +
-      FormatNumber(level.wall_s, 3) + " s (" + std::to_string(level.workers) +
-      " workers, busiest " + FormatNumber(level.max_worker_busy * 100, 0) + "%)"};
+      FormatNumber(level.wall_s, 3) + " s (" +
+      (level.idle_poll_s >= 0.0005 ? FormatNumber(level.idle_poll_s, 3) + " s of it idle polling, "
+                                   : "") +
+      std::to_string(level.workers) + " workers, busiest " +
+      FormatNumber(level.max_worker_busy * 100, 0) + "%)"};
   for (const std::string& warning : level.self_check_warnings)
     lines.push_back("  warning: " + warning);
   return lines;
@@ -116,6 +119,7 @@ nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fing
                                     ? nlohmann::json(level.metrics.schedule_lag_ms.max)
                                     : nullptr},
         {"client_cpu_s", level.client_cpu_s},
+        {"client_idle_poll_s", level.idle_poll_s},
         {"wall_s", level.wall_s},
         {"workers", level.workers},
         {"max_worker_busy", level.max_worker_busy},

@@ -19,7 +19,8 @@ struct ProfileLevel {
   std::optional<double> offered_rate;  // open loop: the schedule's mean rate
   double wall_s = 0;
   double client_cpu_s = 0;
-  double max_worker_busy = 0;
+  double idle_poll_s = 0;      // of client_cpu_s, polling that found nothing
+  double max_worker_busy = 0;  // idle polling left out
   int workers = 0;
   int64_t dropped = 0;
   bool interrupted = false;

@@ -96,11 +96,13 @@ void MultiTransport::WaitAndDrive(int64_t deadline_ns, int max_wait_ms) {
   // thread put to sleep can take a hundred microseconds or more to wake (a virtual machine's
   // idle CPU), and every chunk in a burst would be noticed that much later.
   const int64_t spin_until = std::min(until, last_ready_ns_ + spin_ns_);
+  const int64_t spin_start = now;
   while (now < spin_until) {
     ready = epoll_wait(epoll_fd_, events, kMaxEvents, 0);
     if (ready != 0) break;
     now = SteadyClock::Get().NowNs();
   }
+  idle_spin_ns_ += now - spin_start;
   if (ready == 0) {
     const int64_t wait_ns = std::max<int64_t>(0, until - now);
     const timespec timeout{.tv_sec = wait_ns / 1'000'000'000, .tv_nsec = wait_ns % 1'000'000'000};

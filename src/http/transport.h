@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "base/status.h"
@@ -49,6 +50,11 @@ class MultiTransport {
   /// (busy polling), in ns; 0: it always sleeps. Spinning costs CPU only while sockets keep
   /// becoming ready; it spares each of them the time a sleeping thread takes to wake.
   void set_spin_ns(int64_t spin_ns) { spin_ns_ = spin_ns; }
+  /// Busy polling that never sleeps: for a client with a core of its own, where the time a
+  /// sleeping thread takes to wake must not reach the measurements.
+  void set_busy_poll() { spin_ns_ = std::numeric_limits<int64_t>::max() / 2; }
+  /// Time spent polling and finding nothing ready: CPU time that did no work.
+  int64_t idle_spin_ns() const { return idle_spin_ns_; }
 
  private:
   MultiTransport() = default;
@@ -63,6 +69,7 @@ class MultiTransport {
   int64_t curl_deadline_ns_ = -1;  // when curl wants its timeout action; -1: none
   int64_t spin_ns_ = kDefaultSpinNs;
   int64_t last_ready_ns_ = -1'000'000'000'000;  // when a socket was last ready
+  int64_t idle_spin_ns_ = 0;
 };
 
 }  // namespace stagegate::http

@@ -189,7 +189,8 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
     total += worker->records().size();
   result.records.reserve(total);
   for (int64_t w = 0; w < workers; ++w) {
-    result.worker_busy.push_back(pool[w]->cpu_s() / wall_s);
+    result.worker_busy.push_back((pool[w]->cpu_s() - pool[w]->idle_poll_s()) / wall_s);
+    result.idle_poll_s += pool[w]->idle_poll_s();
     result.dropped += counters[w]->dropped.load();
     for (RequestRecord& record : pool[w]->records())
       result.records.push_back(std::move(record));

@@ -36,6 +36,9 @@ struct LoadOptions {
   double grace_s = 5;
   /// Worker threads; 0 means one per hardware thread.
   int workers = 0;
+  /// Workers poll without ever sleeping (a core each), so that no wake-up delay reaches the
+  /// timestamps. By default they poll for 100 µs after a socket was ready, then sleep.
+  bool busy_poll = false;
   Shard shard;
   Timeouts timeouts;
 };
@@ -72,8 +75,10 @@ struct LoadResult {
   int64_t dropped = 0;  // refused under a concurrency cap (also in records, as cancelled)
   bool interrupted = false;
   int workers = 0;
-  double client_cpu_s = 0;          // process CPU time over the phase
-  std::vector<double> worker_busy;  // each worker's CPU time / phase wall time
+  double client_cpu_s = 0;  // process CPU time over the phase
+  double idle_poll_s = 0;   // of which the workers spent polling and finding nothing
+  /// Each worker's CPU time doing work (idle polling left out) / phase wall time.
+  std::vector<double> worker_busy;
 };
 
 struct RunControl {

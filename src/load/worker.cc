@@ -57,6 +57,7 @@ Status Worker::Run() {
   Result<std::unique_ptr<http::MultiTransport>> transport = http::MultiTransport::Create();
   if (!transport.ok()) return transport.status();
   transport_ = std::move(*transport);
+  if (options_.busy_poll) transport_->set_busy_poll();
   // Every worker starts the schedule at the same moment, after all of them are set up.
   while (Now() < plan_.phase_start_ns)
     transport_->WaitAndDrive(plan_.phase_start_ns + control_.origin_ns, kMaxWaitMs);
@@ -97,6 +98,7 @@ Status Worker::Run() {
     Reap();
   }
   cpu_s_ = ThreadCpuSeconds() - cpu_start;
+  idle_poll_s_ = static_cast<double>(transport_->idle_spin_ns()) / 1e9;
   return Status::Ok();
 }
 

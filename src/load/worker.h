@@ -40,6 +40,8 @@ class Worker {
   std::vector<RequestRecord>& records() { return records_; }
   /// CPU time this thread used in Run, in seconds.
   double cpu_s() const { return cpu_s_; }
+  /// Of cpu_s, the time spent polling sockets and finding none ready.
+  double idle_poll_s() const { return idle_poll_s_; }
 
  private:
   struct Slot;  // an exchange and the spec it sends
@@ -74,6 +76,7 @@ class Worker {
   bool stopping_ = false;
   bool send_budget_spent_ = false;  // Dispatch stopped with sends still due
   double cpu_s_ = 0;
+  double idle_poll_s_ = 0;
 };
 
 }  // namespace stagegate::load

@@ -651,6 +651,36 @@ TEST_CASE("warmup requests are marked and left out of the metrics", "[load]") {
   CHECK(metrics.ttft_ms.count == 7);
 }
 
+TEST_CASE("busy polling keeps a worker awake and counts its empty polls apart from work",
+          "[load]") {
+  auto sim = StartSim();
+  // Ten requests a second for 1 s: the worker has almost nothing to do between them.
+  const std::vector<Arrival> arrivals =
+      Schedule({.rate = 10, .process = ArrivalProcess::kConstant, .requests = 10});
+  SECTION("busy polling") {
+    LoadResult result = Run({.arrivals = arrivals, .workers = 1, .busy_poll = true},
+                            ChatSource(ChatUrl(sim->base_url())));
+    REQUIRE(result.records.size() == 10);
+    for (const RequestRecord& r : result.records)
+      CHECK(r.outcome == Outcome::kOk);
+    const double wall_s = static_cast<double>(result.ended_ns - result.started_ns) / 1e9;
+    // It never slept: most of its CPU went to polling that found nothing, and that is not
+    // counted as busy.
+    CHECK(result.idle_poll_s > 0.5 * wall_s);
+    CHECK(result.client_cpu_s > 0.5 * wall_s);
+    REQUIRE(result.worker_busy.size() == 1);
+    CHECK(result.worker_busy[0] < 0.5);
+  }
+  SECTION("by default it sleeps between requests") {
+    LoadResult result =
+        Run({.arrivals = arrivals, .workers = 1}, ChatSource(ChatUrl(sim->base_url())));
+    REQUIRE(result.records.size() == 10);
+    const double wall_s = static_cast<double>(result.ended_ns - result.started_ns) / 1e9;
+    CHECK(result.idle_poll_s < 0.2 * wall_s);
+    CHECK(result.client_cpu_s < 0.5 * wall_s);
+  }
+}
+
 TEST_CASE("requests still in flight after the grace period are cancelled, text kept", "[load]") {
   auto sim = StartSim();
   const RequestSource stalled =
