@@ -2,15 +2,9 @@
 // metrics table and a self-check, and writes profile.json, profile.csv, requests.jsonl and the
 // store.
 
-#include <pthread.h>
-
 #include <atomic>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <random>
-#include <thread>
 
 #include "base/clock.h"
 #include "base/files.h"
@@ -18,10 +12,10 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/profile_report.h"
+#include "cli/run_support.h"
 #include "http/openai_request.h"
 #include "load/engine.h"
 #include "load/metrics.h"
-#include "load/record_json.h"
 #include "load/schedule.h"
 #include "load/synthetic.h"
 #include "load/trace.h"
@@ -32,50 +26,6 @@ namespace stagegate::cli {
 namespace {
 
 using json = nlohmann::json;
-
-// Requests per transaction when the records of a level go to the store.
-constexpr size_t kStoreBatch = 2000;
-
-// Blocks SIGINT and SIGTERM in this thread and every thread it starts afterwards, and turns
-// their arrival into `stop` on a watcher thread (sigtimedwait: no handler, nothing async).
-class StopOnSignal {
- public:
-  explicit StopOnSignal(std::atomic<bool>& stop) : stop_(stop) {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGINT);
-    sigaddset(&signals_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
-    watcher_ = std::thread([this] {
-      const timespec tick{.tv_sec = 0, .tv_nsec = 50'000'000};
-      while (!done_.load()) {
-        if (sigtimedwait(&signals_, nullptr, &tick) > 0) stop_.store(true);
-      }
-    });
-  }
-  ~StopOnSignal() {
-    done_.store(true);
-    watcher_.join();
-    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
-  }
-
- private:
-  std::atomic<bool>& stop_;
-  std::atomic<bool> done_{false};
-  sigset_t signals_{}, previous_{};
-  std::thread watcher_;
-};
-
-std::string NewRunId() {
-  char stamp[32];
-  const time_t now = time(nullptr);
-  tm utc{};
-  gmtime_r(&now, &utc);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
-  std::random_device device;
-  char suffix[8];
-  std::snprintf(suffix, sizeof suffix, "%04x", device() & 0xFFFF);
-  return std::string("profile-") + stamp + "-" + suffix;
-}
 
 // "MEAN" or "MEAN:STD".
 Result<load::TokenSpec> ParseTokenSpec(const std::string& flag, const std::string& text) {
@@ -478,24 +428,9 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ord
   const std::string label = plan.kind == "concurrency" ? "c=" + FormatNumber(plan.value, 0)
                             : plan.kind == "trace"     ? "trace x" + FormatNumber(plan.value, 2)
                                                        : FormatNumber(plan.value, 2) + "/s";
-  int64_t last_plain_ns = 0;
   load::RunControl control{
       .clock = &context.clock, .origin_ns = context.origin_ns, .stop = &context.stop};
-  control.on_tick = [&](const load::LiveSnapshot& s) {
-    // On a terminal the line is redrawn at every tick; elsewhere a plain line every 5 s.
-    const int64_t now = context.clock.NowNs();
-    if (!context.console.smart_terminal() && now - last_plain_ns < 5'000'000'000) return;
-    last_plain_ns = now;
-    std::string text = label + ": " + std::to_string(s.done) + "/" + std::to_string(s.offered) +
-                       " done, " + FormatNumber(s.elapsed_s > 0 ? s.done / s.elapsed_s : 0, 1) +
-                       " req/s";
-    if (s.ttft_p50_ms)
-      text += ", ttft p50 ~" + FormatNumber(*s.ttft_p50_ms, 1) + " ms p95 ~" +
-              FormatNumber(*s.ttft_p95_ms, 1) + " ms";
-    text += ", " + std::to_string(s.failed) + " errors";
-    if (s.dropped) text += ", " + std::to_string(s.dropped) + " dropped";
-    context.console.Progress(text);
-  };
+  control.on_tick = ProgressLine(context.console, context.clock, label);
   const load::RequestSource source = [this](int64_t sequence) { return MakeRequest(sequence); };
   Result<load::LoadResult> result = load::RunLoad(plan.options, source, control);
   context.console.EndProgress();
@@ -505,12 +440,7 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ord
     record.run_id = context.run_id;
     record.phase_id = *phase_id;
   }
-  // One writer, in batches: each batch is one transaction.
-  for (size_t begin = 0; begin < result->records.size(); begin += kStoreBatch) {
-    const size_t end = std::min(result->records.size(), begin + kStoreBatch);
-    SG_RETURN_IF_ERROR(context.store.AddRequests(
-        std::span<const load::RequestRecord>(result->records).subspan(begin, end - begin)));
-  }
+  SG_RETURN_IF_ERROR(StoreRecords(context.store, result->records));
   SG_RETURN_IF_ERROR(context.store.FinishPhase(*phase_id, result->started_ns, result->ended_ns,
                                                result->interrupted ? "interrupted" : "complete"));
   ProfileLevel level{.kind = plan.kind,
@@ -546,24 +476,7 @@ Status WriteOutputs(const std::string& out_dir, const json& profile,
       WriteFileAtomically(out_dir + "/profile.json",
                           profile.dump(2, ' ', false, json::error_handler_t::replace) + "\n"));
   SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/profile.csv", ProfileCsv(levels)));
-  // Line by line, not as one string: a long run has millions of records.
-  const std::string path = out_dir + "/requests.jsonl", temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    std::string lines;
-    lines.reserve(2 << 20);
-    for (const load::RequestRecord& record : records) {
-      load::AppendRecordLine(record, lines);
-      if (lines.size() > (1 << 20)) {
-        out << lines;
-        lines.clear();
-      }
-    }
-    out << lines;
-    if (!out.flush()) return Status::IoError(temporary + ": write failed");
-  }
-  std::filesystem::rename(temporary, path, made);
-  if (made) return Status::IoError(path + ": " + made.message());
+  SG_RETURN_IF_ERROR(WriteRequestsJsonl(out_dir + "/requests.jsonl", records));
   return Status::Ok();
 }
 
@@ -577,7 +490,7 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   if (Status planned = PlanLevels(); !planned.ok()) return fail(planned, ExitCode::kInvalidInput);
   const json config = Config();
   const std::string fingerprint = Sha256Hex(config.dump());
-  const std::string run_id = NewRunId();
+  const std::string run_id = NewRunId("profile");
   const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
   const std::string db_path = global.db_path.empty() ? store::kDefaultStorePath : global.db_path;
   Result<std::unique_ptr<store::Store>> store = store::Store::Open(db_path);

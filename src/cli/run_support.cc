@@ -1,0 +1,100 @@
+#include "cli/run_support.h"
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "base/strings.h"
+#include "load/record_json.h"
+
+namespace stagegate::cli {
+namespace {
+
+// Requests per transaction when records go to the store.
+constexpr size_t kStoreBatch = 2000;
+
+}  // namespace
+
+StopOnSignal::StopOnSignal(std::atomic<bool>& stop) : stop_(stop) {
+  sigemptyset(&signals_);
+  sigaddset(&signals_, SIGINT);
+  sigaddset(&signals_, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+  watcher_ = std::thread([this] {
+    const timespec tick{.tv_sec = 0, .tv_nsec = 50'000'000};
+    while (!done_.load()) {
+      if (sigtimedwait(&signals_, nullptr, &tick) > 0) stop_.store(true);
+    }
+  });
+}
+
+StopOnSignal::~StopOnSignal() {
+  done_.store(true);
+  watcher_.join();
+  pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+}
+
+std::string NewRunId(const std::string& prefix) {
+  char stamp[32];
+  const time_t now = time(nullptr);
+  tm utc{};
+  gmtime_r(&now, &utc);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  std::random_device device;
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, "%04x", device() & 0xFFFF);
+  return prefix + "-" + stamp + "-" + suffix;
+}
+
+std::function<void(const load::LiveSnapshot&)> ProgressLine(console::Console& console,
+                                                            const Clock& clock, std::string label) {
+  return [&console, &clock, label = std::move(label),
+          last_plain_ns = int64_t{0}](const load::LiveSnapshot& s) mutable {
+    const int64_t now = clock.NowNs();
+    if (!console.smart_terminal() && now - last_plain_ns < 5'000'000'000) return;
+    last_plain_ns = now;
+    std::string text = label + ": " + std::to_string(s.done) + "/" + std::to_string(s.offered) +
+                       " done, " + FormatNumber(s.elapsed_s > 0 ? s.done / s.elapsed_s : 0, 1) +
+                       " req/s";
+    if (s.ttft_p50_ms)
+      text += ", ttft p50 ~" + FormatNumber(*s.ttft_p50_ms, 1) + " ms p95 ~" +
+              FormatNumber(*s.ttft_p95_ms, 1) + " ms";
+    text += ", " + std::to_string(s.failed) + " errors";
+    if (s.dropped) text += ", " + std::to_string(s.dropped) + " dropped";
+    console.Progress(text);
+  };
+}
+
+Status StoreRecords(store::Store& store, std::span<const load::RequestRecord> records) {
+  for (size_t begin = 0; begin < records.size(); begin += kStoreBatch) {
+    const size_t end = std::min(records.size(), begin + kStoreBatch);
+    SG_RETURN_IF_ERROR(store.AddRequests(records.subspan(begin, end - begin)));
+  }
+  return Status::Ok();
+}
+
+Status WriteRequestsJsonl(const std::string& path, std::span<const load::RequestRecord> records) {
+  // Line by line, not as one string: a long run has millions of records.
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    std::string lines;
+    lines.reserve(2 << 20);
+    for (const load::RequestRecord& record : records) {
+      load::AppendRecordLine(record, lines);
+      if (lines.size() > (1 << 20)) {
+        out << lines;
+        lines.clear();
+      }
+    }
+    out << lines;
+    if (!out.flush()) return Status::IoError(temporary + ": write failed");
+  }
+  std::error_code renamed;
+  std::filesystem::rename(temporary, path, renamed);
+  if (renamed) return Status::IoError(path + ": " + renamed.message());
+  return Status::Ok();
+}
+
+}  // namespace stagegate::cli
