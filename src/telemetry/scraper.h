@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "telemetry/prometheus.h"
+
+namespace stagegate::telemetry {
+
+struct TimedSample {
+  int64_t t_ns;        // steady clock ns when the response arrived, minus the scraper's origin
+  std::string source;  // the scraper's tag, e.g. "metrics" or "dcgm"
+  Sample sample;
+};
+
+struct ScrapeStats {
+  int64_t scrapes = 0;     // attempts, failed ones included
+  int64_t failures = 0;    // attempts that yielded no samples
+  std::string last_error;  // the message of the last failure; "" when none
+};
+
+/// Scrapes a Prometheus endpoint (GET through libcurl's easy interface, 2 s timeout) on its own
+/// thread: once at Start(), then every `interval_ms` (at least 1) on a fixed schedule (a slow
+/// scrape skips the slots it overran rather than bursting) until Stop(). A failed scrape (no
+/// connection, a status other than 200, an unparsable body) is counted with its message and never
+/// stops the scraper. Start and Stop belong to the owner's thread; TakeSamples and stats may be
+/// called from any thread at any time.
+class Scraper {
+ public:
+  Scraper(std::string url, std::string source, int64_t interval_ms, int64_t origin_ns);
+  ~Scraper();  // stops
+  Scraper(const Scraper&) = delete;
+  Scraper& operator=(const Scraper&) = delete;
+
+  /// Starts the thread; a no-op while it runs.
+  void Start();
+  /// Wakes the thread and joins it, waiting for a scrape in flight (at most its 2 s timeout).
+  /// Idempotent; Start may run the scraper again after.
+  void Stop();
+
+  /// Moves out the samples collected since the last call, oldest first.
+  std::vector<TimedSample> TakeSamples();
+  ScrapeStats stats() const;
+
+ private:
+  void Run(std::stop_token stop);
+
+  const std::string url_;
+  const std::string source_;
+  const int64_t interval_ms_;
+  const int64_t origin_ns_;
+
+  mutable std::mutex mutex_;  // guards samples_ and stats_
+  std::vector<TimedSample> samples_;
+  ScrapeStats stats_;
+  std::jthread thread_;
+};
+
+}  // namespace stagegate::telemetry

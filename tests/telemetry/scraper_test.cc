@@ -1,0 +1,164 @@
+#include "telemetry/scraper.h"
+
+#include <catch2/catch.hpp>
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+
+namespace stagegate::telemetry {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string HttpResponse(const std::string& status, const std::string& body) {
+  return "HTTP/1.1 " + status + "\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+/// A blocking HTTP server on 127.0.0.1 that answers every connection with one fixed response and
+/// closes it. Serves from construction to destruction on its own thread.
+class FixedResponseServer {
+ public:
+  explicit FixedResponseServer(std::string response)
+      : response_(std::move(response)),
+        acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}),
+        endpoint_(acceptor_.local_endpoint()),
+        thread_([this] { Serve(); }) {}
+
+  ~FixedResponseServer() {
+    stopping_ = true;
+    // A blocking accept cannot be cancelled from another thread; a connection ends it.
+    asio::ip::tcp::socket wake(io_);
+    asio::error_code ignored;
+    wake.connect(endpoint_, ignored);
+    thread_.join();
+  }
+
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(endpoint_.port()) + "/metrics";
+  }
+
+ private:
+  void Serve() {
+    while (true) {
+      asio::ip::tcp::socket socket(io_);
+      asio::error_code error;
+      acceptor_.accept(socket, error);
+      if (stopping_) return;
+      if (error) continue;
+      // Read the request first: closing a socket with unread bytes resets the connection.
+      std::string request;
+      asio::read_until(socket, asio::dynamic_buffer(request), "\r\n\r\n", error);
+      asio::write(socket, asio::buffer(response_), error);
+      socket.shutdown(asio::ip::tcp::socket::shutdown_both, error);
+    }
+  }
+
+  const std::string response_;
+  asio::io_context io_;
+  asio::ip::tcp::acceptor acceptor_;
+  const asio::ip::tcp::endpoint endpoint_;
+  std::atomic<bool> stopping_ = false;
+  std::thread thread_;  // last: starts once the members it uses exist
+};
+
+// The scraper works on its own thread: waits up to 5 s for it to have made `scrapes` attempts.
+ScrapeStats WaitForScrapes(const Scraper& scraper, int64_t scrapes) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (scraper.stats().scrapes < scrapes && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  return scraper.stats();
+}
+
+TEST_CASE("A scraper collects timestamped samples at its interval", "[telemetry]") {
+  FixedResponseServer server(
+      HttpResponse("200 OK",
+                   "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n"
+                   "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.25\n"));
+  const int64_t origin_ns = SteadyClock::Get().NowNs();
+  Scraper scraper(server.url(), "metrics", 50, origin_ns);
+  scraper.Start();
+  std::this_thread::sleep_for(300ms);
+  scraper.Stop();
+  const int64_t stopped_ns = SteadyClock::Get().NowNs() - origin_ns;
+
+  const ScrapeStats stats = scraper.stats();
+  CHECK(stats.failures == 0);
+  CHECK(stats.last_error == "");
+  CHECK(stats.scrapes >= 3);
+  // One scrape at Start, then one per 50 ms slot: never a burst.
+  CHECK(stats.scrapes <= stopped_ns / 50'000'000 + 1);
+
+  const std::vector<TimedSample> samples = scraper.TakeSamples();
+  REQUIRE(samples.size() == static_cast<size_t>(2 * stats.scrapes));
+  int64_t previous_ns = 0;
+  for (size_t i = 0; i < samples.size(); i += 2) {
+    INFO("scrape " << i / 2);
+    CHECK(samples[i].source == "metrics");
+    CHECK(samples[i].sample == Sample{"vllm:num_requests_running", {}, 3});
+    CHECK(samples[i + 1].sample ==
+          Sample{"vllm:gpu_cache_usage_perc", {{"model_name", "m"}}, 0.25});
+    CHECK(samples[i + 1].t_ns == samples[i].t_ns);  // one scrape, one arrival time
+    CHECK(samples[i].t_ns > previous_ns);
+    previous_ns = samples[i].t_ns;
+  }
+  CHECK(previous_ns < stopped_ns);
+  CHECK(scraper.TakeSamples().empty());  // taken once
+}
+
+TEST_CASE("A scraper counts a status other than 200 as a failure", "[telemetry]") {
+  FixedResponseServer server(HttpResponse("500 Internal Server Error", "up 1\n"));
+  Scraper scraper(server.url(), "metrics", 20, SteadyClock::Get().NowNs());
+  scraper.Start();
+  const ScrapeStats stats = WaitForScrapes(scraper, 3);
+  scraper.Stop();
+  CHECK(stats.scrapes >= 3);
+  CHECK(stats.failures == stats.scrapes);
+  CHECK(stats.last_error == server.url() + ": HTTP status 500");
+  CHECK(scraper.TakeSamples().empty());
+}
+
+TEST_CASE("A scraper counts a refused connection and stops promptly", "[telemetry]") {
+  uint16_t port = 0;
+  {
+    asio::io_context io;
+    asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+    port = acceptor.local_endpoint().port();
+  }  // closed: nothing listens there now
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  // A long interval: Stop must wake the wait between scrapes, not sleep it out.
+  Scraper scraper(url, "dcgm", 60'000, SteadyClock::Get().NowNs());
+  scraper.Start();
+  CHECK(WaitForScrapes(scraper, 1).scrapes == 1);
+  const auto stop_begin = std::chrono::steady_clock::now();
+  scraper.Stop();
+  CHECK(std::chrono::steady_clock::now() - stop_begin < 1s);
+
+  const ScrapeStats stats = scraper.stats();
+
+  CHECK(stats.scrapes == 1);
+  CHECK(stats.failures == 1);
+  CHECK_THAT(stats.last_error, Catch::StartsWith(url + ": Failed to connect to 127.0.0.1 port " +
+                                                 std::to_string(port)));
+  CHECK(scraper.TakeSamples().empty());
+}
+
+TEST_CASE("A scraper counts a body that does not parse as a failure", "[telemetry]") {
+  FixedResponseServer server(HttpResponse("200 OK", "up 1\nbroken{ 2\n"));
+  Scraper scraper(server.url(), "metrics", 20, SteadyClock::Get().NowNs());
+  scraper.Start();
+  const ScrapeStats stats = WaitForScrapes(scraper, 2);
+  scraper.Stop();
+  CHECK(stats.scrapes >= 2);
+  CHECK(stats.failures == stats.scrapes);
+  CHECK(stats.last_error == server.url() + ": line 2, column 9: expected a label name");
+  CHECK(scraper.TakeSamples().empty());  // the good first line is not kept either
+}
+
+}  // namespace
+}  // namespace stagegate::telemetry
