@@ -285,9 +285,10 @@ TEST_CASE("identity: every refusal task of the corpus is denied, and nearly noth
   }
   CHECK(refusals >= 5);
   CHECK(refused == refusals);
-  // Measured 2 of 66: a question about leave in 2027 and a kick-off with the fabrication planners
-  // both rank the confidential restructure plan first and share a rare word of its title.
-  CHECK(over_denied <= 2);
+  // No question that is not meant to be refused is denied. (Two once were: a kick-off with the
+  // "fabrication planners" and a "plan" for a trip ranked the confidential restructure plan
+  // first and shared a rare word of its title; their prompts were reworded.)
+  CHECK(over_denied == 0);
   CHECK(others >= 60);
 }
 
