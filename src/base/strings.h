@@ -23,4 +23,8 @@ std::string_view Trim(std::string_view text);
 /// Formats a number the way a person writes it: no trailing zeros, at most `max_decimals`.
 std::string FormatNumber(double value, int max_decimals = 3);
 
+/// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a line
+/// break; as it is otherwise.
+std::string CsvField(std::string_view text);
+
 }  // namespace stagegate

@@ -16,6 +16,7 @@
 #include "http/openai_request.h"
 #include "load/engine.h"
 #include "load/metrics.h"
+#include "load/progress.h"
 #include "load/schedule.h"
 #include "load/synthetic.h"
 #include "load/trace.h"
@@ -430,7 +431,7 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ord
                                                        : FormatNumber(plan.value, 2) + "/s";
   load::RunControl control{
       .clock = &context.clock, .origin_ns = context.origin_ns, .stop = &context.stop};
-  control.on_tick = ProgressLine(context.console, context.clock, label);
+  control.on_tick = load::ProgressLine(context.console, context.clock, label);
   const load::RequestSource source = [this](int64_t sequence) { return MakeRequest(sequence); };
   Result<load::LoadResult> result = load::RunLoad(plan.options, source, control);
   context.console.EndProgress();
@@ -440,7 +441,7 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ord
     record.run_id = context.run_id;
     record.phase_id = *phase_id;
   }
-  SG_RETURN_IF_ERROR(StoreRecords(context.store, result->records));
+  SG_RETURN_IF_ERROR(context.store.AddRequestsInBatches(result->records));
   SG_RETURN_IF_ERROR(context.store.FinishPhase(*phase_id, result->started_ns, result->ended_ns,
                                                result->interrupted ? "interrupted" : "complete"));
   ProfileLevel level{.kind = plan.kind,

@@ -5,17 +5,9 @@
 #include <fstream>
 #include <random>
 
-#include "base/strings.h"
 #include "load/record_json.h"
 
 namespace stagegate::cli {
-namespace {
-
-// Requests per transaction when records go to the store.
-constexpr size_t kStoreBatch = 2000;
-
-}  // namespace
-
 StopOnSignal::StopOnSignal(std::atomic<bool>& stop) : stop_(stop) {
   sigemptyset(&signals_);
   sigaddset(&signals_, SIGINT);
@@ -45,33 +37,6 @@ std::string NewRunId(const std::string& prefix) {
   char suffix[8];
   std::snprintf(suffix, sizeof suffix, "%04x", device() & 0xFFFF);
   return prefix + "-" + stamp + "-" + suffix;
-}
-
-std::function<void(const load::LiveSnapshot&)> ProgressLine(console::Console& console,
-                                                            const Clock& clock, std::string label) {
-  return [&console, &clock, label = std::move(label),
-          last_plain_ns = int64_t{0}](const load::LiveSnapshot& s) mutable {
-    const int64_t now = clock.NowNs();
-    if (!console.smart_terminal() && now - last_plain_ns < 5'000'000'000) return;
-    last_plain_ns = now;
-    std::string text = label + ": " + std::to_string(s.done) + "/" + std::to_string(s.offered) +
-                       " done, " + FormatNumber(s.elapsed_s > 0 ? s.done / s.elapsed_s : 0, 1) +
-                       " req/s";
-    if (s.ttft_p50_ms)
-      text += ", ttft p50 ~" + FormatNumber(*s.ttft_p50_ms, 1) + " ms p95 ~" +
-              FormatNumber(*s.ttft_p95_ms, 1) + " ms";
-    text += ", " + std::to_string(s.failed) + " errors";
-    if (s.dropped) text += ", " + std::to_string(s.dropped) + " dropped";
-    console.Progress(text);
-  };
-}
-
-Status StoreRecords(store::Store& store, std::span<const load::RequestRecord> records) {
-  for (size_t begin = 0; begin < records.size(); begin += kStoreBatch) {
-    const size_t end = std::min(records.size(), begin + kStoreBatch);
-    SG_RETURN_IF_ERROR(store.AddRequests(records.subspan(begin, end - begin)));
-  }
-  return Status::Ok();
 }
 
 Status WriteRequestsJsonl(const std::string& path, std::span<const load::RequestRecord> records) {

@@ -28,6 +28,8 @@ class Database {
   /// The last error of this connection, with `context` before it.
   Status Error(std::string_view context) const;
   int64_t LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+  /// Rows changed by the last INSERT, UPDATE or DELETE.
+  int64_t Changes() const { return sqlite3_changes(db_); }
 
  private:
   explicit Database(sqlite3* db) : db_(db) {}

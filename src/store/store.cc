@@ -3,8 +3,11 @@
 #include <sqlite3.h>
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+
+#include <nlohmann/json.hpp>
 
 #include "store/schema.h"
 
@@ -255,6 +258,63 @@ Status Store::AddRequests(std::span<const load::RequestRecord> records) {
       if (!chunks.ok())
         return chunks.WithContext("chunks of request " + std::to_string(r.sequence));
     }
+  }
+  return transaction.Commit();
+}
+
+Status Store::AddRequestsInBatches(std::span<const load::RequestRecord> records) {
+  constexpr size_t kBatch = 2000;
+  for (size_t begin = 0; begin < records.size(); begin += kBatch)
+    SG_RETURN_IF_ERROR(
+        AddRequests(records.subspan(begin, std::min(kBatch, records.size() - begin))));
+  return Status::Ok();
+}
+
+Result<int64_t> Store::AddTelemetry(const std::string& run_id,
+                                    std::span<const telemetry::TimedSample> samples) {
+  Transaction transaction(*db_);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<Statement> insert = Statement::Prepare(
+      *db_,
+      "INSERT INTO telemetry_samples (run_id, t_ns, source, series, labels, value) "
+      "VALUES (?,?,?,?,?,?)");
+  if (!insert.ok()) return insert.status();
+  int64_t left_out = 0;
+  for (const telemetry::TimedSample& s : samples) {
+    if (std::isnan(s.sample.value)) {
+      ++left_out;
+      continue;
+    }
+    nlohmann::json labels = nlohmann::json::object();
+    for (const auto& [name, value] : s.sample.labels)
+      labels[name] = value;
+    insert->Bind(1, run_id).Bind(2, s.t_ns).Bind(3, s.source).Bind(4, s.sample.name);
+    insert->Bind(5, labels.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    insert->Bind(6, s.sample.value);
+    SG_RETURN_IF_ERROR(insert->Run());
+  }
+  SG_RETURN_IF_ERROR(transaction.Commit());
+  return left_out;
+}
+
+Status Store::AddAnswers(const std::string& run_id, const std::string& condition,
+                         const std::vector<std::pair<int64_t, int64_t>>& phase_and_sequence) {
+  Transaction transaction(*db_);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<Statement> insert = Statement::Prepare(
+      *db_,
+      "INSERT INTO answers (request_id, run_id, condition, tool_calls_json, server_timing) "
+      "SELECT id, run_id, ?, tool_calls_json, server_timing FROM requests "
+      "WHERE run_id = ? AND phase_id = ? AND sequence = ?");
+  if (!insert.ok()) return insert.status();
+  for (const auto& [phase_id, sequence] : phase_and_sequence) {
+    insert->Bind(1, condition).Bind(2, run_id).Bind(3, phase_id).Bind(4, sequence);
+    Status inserted = insert->Run();
+    if (!inserted.ok())
+      return inserted.WithContext("answer of request " + std::to_string(sequence));
+    if (db_->Changes() != 1)
+      return Status::InvalidInput("no request " + std::to_string(sequence) + " in phase " +
+                                  std::to_string(phase_id) + " of run " + run_id);
   }
   return transaction.Commit();
 }

@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "load/request_record.h"
 #include "store/sqlite.h"
+#include "telemetry/scraper.h"
 
 namespace stagegate::store {
 
@@ -70,6 +71,16 @@ class Store {
 
   /// Appends the records in one transaction: all of them or, on error, none.
   Status AddRequests(std::span<const load::RequestRecord> records);
+  /// Appends a phase's records in transactions of a few thousand, each all or nothing.
+  Status AddRequestsInBatches(std::span<const load::RequestRecord> records);
+  /// Marks requests (by phase and sequence) as answers sampled for review, with the condition
+  /// they were produced in: "at_rest" or "under_load". One transaction.
+  Status AddAnswers(const std::string& run_id, const std::string& condition,
+                    const std::vector<std::pair<int64_t, int64_t>>& phase_and_sequence);
+  /// Appends telemetry samples of a run (labels as a JSON object) in one transaction. NaN values
+  /// are left out (SQLite stores no NaN); their count is returned.
+  Result<int64_t> AddTelemetry(const std::string& run_id,
+                               std::span<const telemetry::TimedSample> samples);
   /// The run's requests in phase order, then schedule order.
   Result<std::vector<load::RequestRecord>> ListRequests(const std::string& run_id);
 
