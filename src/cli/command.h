@@ -42,5 +42,6 @@ int Main(int argc, const char* const* argv, console::Console& console);
 std::unique_ptr<Command> MakeValidateCommand();
 std::unique_ptr<Command> MakeSimCommand();
 std::unique_ptr<Command> MakeProfileCommand();
+std::unique_ptr<Command> MakeRunCommand();
 
 }  // namespace stagegate::cli

@@ -16,6 +16,10 @@ const std::vector<CommandEntry>& Commands() {
       {"sim",
        "Run the built-in reference application (an OpenAI-compatible assistant) until stopped",
        MakeSimCommand},
+      {"run",
+       "Run a scenario: its stages and load phases against its target, into the store and "
+       "reports/<run id>/",
+       MakeRunCommand},
       {"profile",
        "Measure one OpenAI-compatible endpoint at one or more load levels (no scenario file)",
        MakeProfileCommand},

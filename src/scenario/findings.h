@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "load/metrics.h"
+#include "load/request_record.h"
+#include "manifest/corpus.h"
+#include "manifest/scenario.h"
+#include "stats/recovery.h"
+
+namespace stagegate::scenario {
+
+/// One threshold held against one phase: "ttft p95 <= 1500 ms" measured 420.
+struct ThresholdCheck {
+  std::string name;
+  std::optional<double> measured;  // absent when nothing was measured (then it fails)
+  double limit = 0;
+  bool passed = false;
+};
+
+/// Every latency threshold and the completion rate, against the phase's statistics. A denial
+/// the corpus expects (a task meant to be refused, refused with 401 or 403) completes its
+/// request: `expected_denials` of them are counted with the completed ones.
+std::vector<ThresholdCheck> CheckThresholds(const manifest::Thresholds& thresholds,
+                                            const load::PhaseMetrics& metrics,
+                                            int64_t expected_denials = 0);
+
+/// The tasks of `corpus` meant to be refused (a `refusal` check expecting one).
+std::set<std::string> RefusalTasks(const manifest::Corpus& corpus);
+/// Of `records`, the measured ones denied (401/403) on a task in `refusal_tasks`.
+int64_t CountExpectedDenials(std::span<const load::RequestRecord> records,
+                             const std::set<std::string>& refusal_tasks);
+bool AllPassed(const std::vector<ThresholdCheck>& checks);
+nlohmann::json ChecksToJson(const std::vector<ThresholdCheck>& checks);
+
+/// How the target behaved under overload: what it shed, how fast and how clearly, and what hung.
+struct OverloadFinding {
+  int64_t offered = 0;
+  int64_t ok = 0;
+  int64_t shed = 0;                     // outcome shed (the policy's statuses)
+  int64_t shed_with_retry_after = 0;    // of those, with a usable Retry-After
+  int64_t timeouts = 0;                 // hung until a timeout
+  int64_t cut = 0;                      // still in flight when the phase's grace period ended
+  int64_t expected_denials = 0;         // tasks meant to be refused, refused
+  int64_t other_failures = 0;           // errors that are not a clear shed
+  std::map<int64_t, int64_t> statuses;  // HTTP status of every answered request that failed
+  stats::Summary shed_latency_ms;       // send to the end of a shed answer
+  std::vector<ThresholdCheck> checks;   // the recovery policy's shedding rules
+};
+
+/// `records`: the overload phase's measured requests.
+OverloadFinding FindOverload(std::span<const load::RequestRecord> records,
+                             const manifest::RecoveryPolicy& policy,
+                             const std::set<std::string>& refusal_tasks);
+nlohmann::json OverloadToJson(const OverloadFinding& finding);
+
+/// The recovery phase's requests as samples for stats::FindRecovery, with times in s from
+/// `overload_end_ns` (ns from the run origin).
+std::vector<stats::RecoverySample> RecoverySamples(std::span<const load::RequestRecord> records,
+                                                   int64_t overload_end_ns);
+/// The rolling-window criteria: the window of the recovery phase, and the TTFT and e2e limits of
+/// the scenario's latency thresholds (applied to the window's p95).
+stats::RecoveryCriteria RecoveryCriteriaOf(const manifest::Scenario& scenario);
+
+/// Mean duration per Server-Timing entry name over the completed requests that carry it:
+/// where the application says its time went (retrieval, identity, tools, generation).
+std::map<std::string, double> ServerTimingMeans(std::span<const load::RequestRecord> records);
+
+}  // namespace stagegate::scenario

@@ -1,0 +1,75 @@
+#include "scenario/phase_plan.h"
+
+#include <cmath>
+#include <limits>
+
+#include "base/strings.h"
+#include "load/schedule.h"
+#include "manifest/yaml_reader.h"
+
+namespace stagegate::scenario {
+
+std::vector<double> SweepLevels(const manifest::LoadPhase& phase) {
+  if (phase.kind != manifest::PhaseKind::kSweep) return {};
+  if (!phase.rate_levels.empty()) return phase.rate_levels;
+  return {phase.concurrency_levels.begin(), phase.concurrency_levels.end()};
+}
+
+Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<double> level,
+                            uint64_t seed, const manifest::Timeouts& timeouts, int workers) {
+  PhaseStep step{.kind = phase.kind};
+  const bool sweep = phase.kind == manifest::PhaseKind::kSweep;
+  step.closed_loop = sweep ? !phase.concurrency_levels.empty() : phase.concurrency.has_value();
+  step.level = sweep              ? level
+               : step.closed_loop ? std::optional<double>(static_cast<double>(*phase.concurrency))
+                                  : phase.rate;
+  if (!step.level) return Status::InvalidInput("phase has neither a rate nor a concurrency");
+
+  load::LoadOptions& options = step.options;
+  options.requests = phase.requests;
+  options.duration_s = phase.duration_s;
+  options.grace_s = phase.grace_s;
+  options.workers = workers;
+  options.timeouts = {.connect_ms = timeouts.connect_ms,
+                      .first_token_ms = timeouts.first_token_ms,
+                      .total_ms = timeouts.total_ms};
+  if (phase.kind == manifest::PhaseKind::kWarmup)
+    options.warmup_requests = std::numeric_limits<int64_t>::max();
+  if (step.closed_loop) {
+    options.concurrency = static_cast<int64_t>(std::llround(*step.level));
+    return step;
+  }
+  options.max_concurrency = phase.max_concurrency;
+  options.when_full =
+      phase.on_full == manifest::OnFull::kDrop ? load::WhenFull::kDrop : load::WhenFull::kQueue;
+  std::vector<load::RateSpike> spikes;
+  for (const manifest::Spike& s : phase.spikes)
+    spikes.push_back({.at_s = s.at_s, .duration_s = s.duration_s, .rate = s.rate});
+  Result<std::vector<load::Arrival>> arrivals = load::BuildOpenLoop(
+      {.rate = *step.level,
+       .process = phase.arrival == manifest::Arrival::kPoisson ? load::ArrivalProcess::kPoisson
+                  : phase.arrival == manifest::Arrival::kGamma ? load::ArrivalProcess::kGamma
+                                                               : load::ArrivalProcess::kConstant,
+       .burstiness = phase.burstiness.value_or(1),
+       .ramp_to = phase.ramp_to,
+       .spikes = spikes,
+       .duration_s = phase.duration_s,
+       .requests = phase.requests,
+       .seed = seed});
+  if (!arrivals.ok()) return arrivals.status();
+  options.arrivals = std::move(*arrivals);
+  const std::vector<load::Arrival>& a = options.arrivals;
+  if (a.size() > 1 && a.back().intended_ns > a.front().intended_ns)
+    step.offered_rate = static_cast<double>(a.size() - 1) /
+                        (static_cast<double>(a.back().intended_ns - a.front().intended_ns) / 1e9);
+  return step;
+}
+
+std::string StepName(const PhaseStep& step) {
+  std::string name = manifest::NameOf(step.kind, manifest::kPhaseNames);
+  if (step.kind == manifest::PhaseKind::kSweep && step.level)
+    name += " " + FormatNumber(*step.level, 2) + (step.closed_loop ? " concurrent" : " req/s");
+  return name;
+}
+
+}  // namespace stagegate::scenario

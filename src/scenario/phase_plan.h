@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "load/engine.h"
+#include "manifest/scenario.h"
+
+namespace stagegate::scenario {
+
+/// The load of one phase, or of one level of a sweep, ready for the engine.
+struct PhaseStep {
+  manifest::PhaseKind kind = manifest::PhaseKind::kSteady;
+  std::optional<double> level;         // the rate (req/s) or concurrency this step runs at
+  bool closed_loop = false;            // level is a concurrency
+  std::optional<double> offered_rate;  // open loop: the drawn schedule's mean rate
+  load::LoadOptions options;
+};
+
+/// The levels a sweep steps through, in order; empty for other phases.
+std::vector<double> SweepLevels(const manifest::LoadPhase& phase);
+
+/// Plans `phase` at `level` (a sweep's level; nullopt for other phases, which have their own rate
+/// or concurrency). The schedule is drawn from `seed`. A warmup phase marks every request as
+/// warmup. Fails (InvalidInput) when the schedule cannot be built, e.g. overlapping spikes.
+Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<double> level,
+                            uint64_t seed, const manifest::Timeouts& timeouts, int workers);
+
+/// "steady", "sweep 8 req/s", "sweep 16 concurrent": how the console and files name a step.
+std::string StepName(const PhaseStep& step);
+
+}  // namespace stagegate::scenario

@@ -1,0 +1,578 @@
+#include "scenario/runner.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include "base/hashing.h"
+#include "base/strings.h"
+#include "console/console.h"
+#include "load/engine.h"
+#include "load/progress.h"
+#include "manifest/yaml_reader.h"
+#include "scenario/stage_requests.h"
+#include "sim/sim_server.h"
+#include "telemetry/scraper.h"
+
+namespace stagegate::scenario {
+namespace {
+
+using json = nlohmann::json;
+using manifest::PhaseKind;
+
+std::string PhaseName(PhaseKind kind) {
+  return manifest::NameOf(kind, manifest::kPhaseNames);
+}
+
+bool Judged(PhaseKind kind) {
+  return kind == PhaseKind::kSteady || kind == PhaseKind::kBurst || kind == PhaseKind::kSweep;
+}
+
+// Each stage and phase draws its own schedule, the same on every run of the scenario.
+uint64_t StepSeed(uint64_t seed, size_t stage_index, PhaseKind kind) {
+  return Mix64(seed ^ Mix64(stage_index * 16 + static_cast<uint64_t>(kind)));
+}
+
+json StepJson(const StepResult& s) {
+  json out = {{"stage", s.stage},
+              {"phase", PhaseName(s.step.kind)},
+              {"phase_id", s.phase_id},
+              {"level", s.step.level ? json(*s.step.level) : json(nullptr)},
+              {"level_unit", s.step.closed_loop ? "concurrency" : "req/s"},
+              {"offered_rate", s.step.offered_rate ? json(*s.step.offered_rate) : json(nullptr)},
+              {"interrupted", s.interrupted},
+              {"started_ns", s.started_ns},
+              {"ended_ns", s.ended_ns},
+              {"client_cpu_s", s.client_cpu_s}};
+  out.update(load::MetricsToJson(s.metrics));
+  if (s.judged) {
+    out["checks"] = ChecksToJson(s.checks);
+    out["passed"] = s.passed();
+  }
+  if (!s.server_timing_ms.empty()) out["server_timing_mean_ms"] = s.server_timing_ms;
+  return out;
+}
+
+std::string Cell(const stats::Summary& summary, double p) {
+  return summary.count ? FormatNumber(summary.Percentile(p), 1) : "-";
+}
+
+}  // namespace
+
+bool StageResult::passed() const {
+  return std::all_of(steps.begin(), steps.end(), [](const StepResult& s) {
+    return s.step.kind == PhaseKind::kSweep || !s.judged || s.passed();
+  });
+}
+
+const StepResult* StageResult::Find(PhaseKind kind) const {
+  for (const StepResult& s : steps)
+    if (s.step.kind == kind) return &s;
+  return nullptr;
+}
+
+// Everything planned before the first request: the stages to run, each with its requests and
+// the steps of its phases (a sweep's levels are planned as they come, from the same seed).
+struct Runner::Plan {
+  struct Stage {
+    manifest::EffectiveStage effective;
+    std::optional<StageRequests> requests;
+    std::vector<PhaseStep> steps;  // sweep: the first level only; the rest follow the results
+    bool skipped = false;
+  };
+  Endpoint endpoint;
+  std::vector<Stage> stages;
+  std::unique_ptr<sim::SimServer> sim;
+};
+
+Runner::Runner(const manifest::Bundle& bundle, RunSettings settings, store::Store& store,
+               console::Console& console, const std::atomic<bool>& stop)
+    : bundle_(bundle),
+      settings_(std::move(settings)),
+      store_(store),
+      console_(console),
+      stop_(stop) {
+  if (bundle_.corpus) refusal_tasks_ = RefusalTasks(*bundle_.corpus);
+}
+
+Status Runner::Prepare(Plan& plan) {
+  const manifest::Scenario& scenario = bundle_.scenario;
+  const uint64_t seed = settings_.seed.value_or(scenario.seed);
+  std::vector<std::string> errors;
+  std::vector<manifest::EffectiveStage> stages = manifest::EffectiveStages(scenario);
+  if (!settings_.only_stage.empty() &&
+      std::none_of(stages.begin(), stages.end(),
+                   [&](const auto& s) { return s.name == settings_.only_stage; }))
+    errors.push_back("--only-stage: the scenario has no stage '" + settings_.only_stage + "'");
+  plan.endpoint = {
+      .base_url = settings_.target_url.empty() ? scenario.target.base_url : settings_.target_url,
+      .model = settings_.model.empty() ? scenario.target.model : settings_.model,
+      .sim = scenario.target.kind == manifest::TargetKind::kSim};
+  if (plan.endpoint.model.empty()) plan.endpoint.model = scenario.manifest.model;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    Plan::Stage stage{.effective = stages[i]};
+    stage.skipped = !settings_.only_stage.empty() && stages[i].name != settings_.only_stage;
+    Result<StageRequests> requests = StageRequests::Make(bundle_, stages[i], plan.endpoint);
+    if (!requests.ok() && !stage.skipped) errors.push_back(requests.status().message());
+    if (requests.ok()) stage.requests = std::move(*requests);
+    for (const manifest::LoadPhase& phase : scenario.phases) {
+      if (!stages[i].phases.empty() && std::find(stages[i].phases.begin(), stages[i].phases.end(),
+                                                 phase.kind) == stages[i].phases.end())
+        continue;
+      const std::vector<double> levels = SweepLevels(phase);
+      for (size_t l = 0; l < std::max<size_t>(levels.size(), 1); ++l) {
+        Result<PhaseStep> step =
+            PlanPhase(phase, levels.empty() ? std::nullopt : std::optional<double>(levels[l]),
+                      StepSeed(seed, i, phase.kind), scenario.target.timeouts, settings_.workers);
+        if (!step.ok()) {
+          errors.push_back("stage '" + stages[i].name + "', phase " + PhaseName(phase.kind) + ": " +
+                           step.status().message());
+          break;
+        }
+        if (l == 0) stage.steps.push_back(std::move(*step));  // later levels: planned as run
+      }
+    }
+    plan.stages.push_back(std::move(stage));
+  }
+  if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
+
+  if (plan.endpoint.sim && settings_.target_url.empty()) {
+    manifest::Diagnostics diagnostics;
+    std::optional<sim::SimProfile> profile =
+        sim::LoadSimProfile(scenario.target.sim_profile, diagnostics);
+    if (!profile) {
+      std::vector<std::string> problems;
+      for (const manifest::Diagnostic& d : diagnostics.Sorted())
+        problems.push_back(d.ToString());
+      return Status::InvalidInput(Join(problems, "\n"));
+    }
+    Result<std::unique_ptr<sim::SimServer>> server =
+        sim::SimServer::Start({.profile = *profile,
+                               .model = plan.endpoint.model,
+                               .corpus = bundle_.corpus ? &*bundle_.corpus : nullptr});
+    if (!server.ok()) return server.status().WithContext("starting the reference application");
+    plan.sim = std::move(*server);
+    plan.endpoint.base_url = plan.sim->base_url();
+    // The requests were built before the sim had a port: build them again against it.
+    for (Plan::Stage& stage : plan.stages) {
+      Result<StageRequests> requests = StageRequests::Make(bundle_, stage.effective, plan.endpoint);
+      if (requests.ok()) stage.requests = std::move(*requests);
+    }
+  } else if (plan.endpoint.base_url.empty()) {
+    return Status::InvalidInput("the target has no base URL: give --target-url");
+  }
+  return Status::Ok();
+}
+
+Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
+                                   const load::RequestSource& source, int64_t ordinal) {
+  StepResult result{.stage = stage, .judged = Judged(step.kind)};
+  json config = {
+      {"closed_loop", step.closed_loop},
+      {"offered_rate", step.offered_rate ? json(*step.offered_rate) : json(nullptr)},
+      {"requests", step.options.requests ? json(*step.options.requests) : json(nullptr)},
+      {"duration_s", step.options.duration_s ? json(*step.options.duration_s) : json(nullptr)}};
+  Result<int64_t> phase_id = store_.AddPhase({.run_id = run_id_,
+                                              .ordinal = ordinal,
+                                              .stage = stage,
+                                              .phase = PhaseName(step.kind),
+                                              .level = step.level,
+                                              .config_json = config.dump(),
+                                              .status = "running"});
+  if (!phase_id.ok()) return phase_id.status();
+  result.phase_id = *phase_id;
+
+  load::RunControl control{.clock = &clock_, .origin_ns = origin_ns_, .stop = &stop_};
+  control.on_tick = load::ProgressLine(console_, clock_, stage + " " + StepName(step));
+  Result<load::LoadResult> load = load::RunLoad(step.options, source, control);
+  console_.EndProgress();
+  if (!load.ok()) return load.status();
+  for (load::RequestRecord& record : load->records) {
+    record.run_id = run_id_;
+    record.phase_id = *phase_id;
+  }
+  SG_RETURN_IF_ERROR(store_.AddRequestsInBatches(load->records));
+  SG_RETURN_IF_ERROR(store_.FinishPhase(*phase_id, load->started_ns, load->ended_ns,
+                                        load->interrupted ? "interrupted" : "complete"));
+  result.metrics = load::ComputeMetrics(load->records, {});
+  if (result.judged)
+    result.checks = CheckThresholds(bundle_.scenario.thresholds, result.metrics,
+                                    CountExpectedDenials(load->records, refusal_tasks_));
+  result.server_timing_ms = ServerTimingMeans(load->records);
+  result.interrupted = load->interrupted;
+  result.started_ns = load->started_ns;
+  result.ended_ns = load->ended_ns;
+  result.client_cpu_s = load->client_cpu_s;
+  step.options.arrivals = {};
+  result.step = std::move(step);
+  result.first_record = records_.size();
+  result.record_count = load->records.size();
+  records_.reserve(records_.size() + load->records.size());
+  for (load::RequestRecord& record : load->records)
+    records_.push_back(std::move(record));
+  return result;
+}
+
+Result<RunReport> Runner::Run(const std::string& run_id,
+                              const std::function<Status()>& on_planned) {
+  Plan plan;
+  SG_RETURN_IF_ERROR(Prepare(plan));
+  SG_RETURN_IF_ERROR(on_planned());
+  run_id_ = run_id;
+  origin_ns_ = clock_.NowNs();
+  RunReport report{.run_id = run_id};
+  const manifest::Scenario& scenario = bundle_.scenario;
+
+  // Telemetry on the same clock as the requests, for the whole run.
+  std::vector<std::pair<TelemetrySource, std::unique_ptr<telemetry::Scraper>>> scrapers;
+  const int64_t interval_ms = scenario.telemetry.scrape_interval_ms;
+  const auto scrape = [&](const std::string& source, const std::string& url) {
+    scrapers.emplace_back(
+        TelemetrySource{.source = source, .url = url},
+        std::make_unique<telemetry::Scraper>(url, source, interval_ms, origin_ns_));
+    scrapers.back().second->Start();
+  };
+  std::string metrics_url = scenario.target.metrics_url;
+  if (metrics_url.empty() && plan.sim) metrics_url = plan.sim->base_url() + "/metrics";
+  if (interval_ms > 0 && !metrics_url.empty()) scrape("metrics", metrics_url);
+  if (interval_ms > 0 && scenario.telemetry.gpu == manifest::GpuTelemetry::kDcgm)
+    scrape("dcgm", scenario.telemetry.dcgm_url);
+  if (scenario.telemetry.gpu == manifest::GpuTelemetry::kAuto) {
+    // Loaded at run time only to see whether the machine has NVIDIA's driver at all.
+    if (void* nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+      dlclose(nvml);
+      report.notes.push_back(
+          "GPU telemetry: NVML is present, but stagegate reads GPU figures only from a DCGM "
+          "exporter (telemetry: gpu: dcgm, dcgm_url)");
+    } else {
+      report.notes.push_back(
+          "GPU telemetry: no NVIDIA driver (NVML) on this machine; no GPU "
+          "figures");
+    }
+  }
+  const auto finish_telemetry = [&]() -> Status {
+    for (auto& [info, scraper] : scrapers) {
+      scraper->Stop();
+      const std::vector<telemetry::TimedSample> samples = scraper->TakeSamples();
+      Result<int64_t> left_out = store_.AddTelemetry(run_id_, samples);
+      if (!left_out.ok()) return left_out.status();
+      const telemetry::ScrapeStats stats = scraper->stats();
+      info.scrapes = stats.scrapes;
+      info.failures = stats.failures;
+      info.last_error = stats.last_error;
+      info.samples = static_cast<int64_t>(samples.size()) - *left_out;
+      report.telemetry.push_back(info);
+    }
+    return Status::Ok();
+  };
+  const uint64_t seed = settings_.seed.value_or(scenario.seed);
+  int64_t ordinal = 0;
+  bool stopped_by_policy = false;
+  const size_t final_stage = [&] {
+    size_t last = 0;
+    for (size_t i = 0; i < plan.stages.size(); ++i)
+      if (!plan.stages[i].skipped) last = i;
+    return last;
+  }();
+
+  for (size_t i = 0; i < plan.stages.size(); ++i) {
+    Plan::Stage& stage = plan.stages[i];
+    StageResult stage_result{.name = stage.effective.name};
+    if (stage.skipped || stopped_by_policy || stop_.load()) {
+      stage_result.skipped = true;
+      report.stages.push_back(std::move(stage_result));
+      continue;
+    }
+    const StageRequests& requests = *stage.requests;
+    const load::RequestSource source = [&requests](int64_t n) { return requests(n); };
+    std::optional<int64_t> overload_end_ns;
+    for (PhaseStep& planned : stage.steps) {
+      if (stop_.load()) break;
+      const PhaseKind kind = planned.kind;
+      const manifest::LoadPhase& phase = *scenario.FindPhase(kind);
+      if (kind != PhaseKind::kSweep) {
+        const int64_t schedule_ns =
+            planned.options.arrivals.empty() ? 0 : planned.options.arrivals.back().intended_ns;
+        Result<StepResult> step =
+            RunStep(stage.effective.name, std::move(planned), source, ordinal++);
+        if (!step.ok()) return step.status();
+        if (kind == PhaseKind::kOverload) {
+          stage_result.overload = FindOverload(RecordsOf(*step), scenario.recovery, refusal_tasks_);
+          const int64_t span = step->step.options.duration_s
+                                   ? static_cast<int64_t>(*step->step.options.duration_s * 1e9)
+                                   : schedule_ns;
+          overload_end_ns = step->started_ns + span;
+        }
+        if (kind == PhaseKind::kRecovery && overload_end_ns) {
+          stage_result.recovery_criteria = RecoveryCriteriaOf(scenario);
+          stage_result.recovery = stats::FindRecovery(
+              RecoverySamples(RecordsOf(*step), *overload_end_ns), stage_result.recovery_criteria);
+          stage_result.recovery_observed_s =
+              static_cast<double>(step->ended_ns - *overload_end_ns) / 1e9;
+        }
+        stage_result.steps.push_back(std::move(*step));
+        continue;
+      }
+      // The sweep: level after level, one level past the first failure, then bisection
+      // between the last level that held and the first that did not.
+      std::vector<double> levels = SweepLevels(phase);
+      std::vector<stats::LevelOutcome> outcomes;
+      std::optional<size_t> first_failure;
+      const auto run_level = [&](double level) -> Status {
+        Result<PhaseStep> step = PlanPhase(phase, level, StepSeed(seed, i, kind),
+                                           scenario.target.timeouts, settings_.workers);
+        if (!step.ok()) return step.status();
+        Result<StepResult> result =
+            RunStep(stage.effective.name, std::move(*step), source, ordinal++);
+        if (!result.ok()) return result.status();
+        outcomes.push_back({.level = level, .passed = result->passed()});
+        stage_result.steps.push_back(std::move(*result));
+        return Status::Ok();
+      };
+      for (size_t l = 0; l < levels.size() && !stop_.load(); ++l) {
+        SG_RETURN_IF_ERROR(run_level(levels[l]));
+        if (!outcomes.back().passed && !first_failure) first_failure = l;
+        if (first_failure && l > *first_failure) break;
+      }
+      for (int64_t b = 0; b < phase.bisect && !stop_.load(); ++b) {
+        const stats::CapacityFinding so_far = stats::FindCapacity(outcomes);
+        if (!so_far.holds_up_to || !so_far.fails_at) break;
+        std::optional<double> next = stats::BisectLevel(*so_far.holds_up_to, *so_far.fails_at,
+                                                        !phase.concurrency_levels.empty());
+        if (!next) break;
+        SG_RETURN_IF_ERROR(run_level(*next));
+      }
+      stage_result.capacity = stats::FindCapacity(outcomes);
+    }
+
+    // Quality samples of the final stage: at rest, one request at a time, and from the steady
+    // phase under load. Which is which stays in the store, away from reviewers.
+    if (i == final_stage && !stop_.load() && requests.task_count() > 0) {
+      std::vector<std::pair<int64_t, int64_t>> under_load;
+      if (const StepResult* steady = stage_result.Find(PhaseKind::kSteady)) {
+        std::set<std::string> tasks;
+        for (const load::RequestRecord& r : records_) {
+          if (static_cast<int64_t>(under_load.size()) >= scenario.quality.samples_under_load) break;
+          if (r.phase_id != steady->phase_id || r.outcome != load::Outcome::kOk) continue;
+          if (!tasks.insert(r.task_id).second) continue;  // one answer a task
+          under_load.push_back({r.phase_id, r.sequence});
+        }
+      }
+      SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "under_load", under_load));
+      report.samples_under_load = static_cast<int64_t>(under_load.size());
+
+      if (scenario.quality.samples_at_rest > 0) {
+        PhaseStep at_rest{.kind = PhaseKind::kSteady, .level = 1, .closed_loop = true};
+        at_rest.options = {.concurrency = 1,
+                           .requests = scenario.quality.samples_at_rest,
+                           .grace_s = 5,
+                           .workers = 1,
+                           .timeouts = {.connect_ms = scenario.target.timeouts.connect_ms,
+                                        .first_token_ms = scenario.target.timeouts.first_token_ms,
+                                        .total_ms = scenario.target.timeouts.total_ms}};
+        // Task by task from the first, so the samples at rest cover the tasks in order.
+        const load::RequestSource one_each = [&requests](int64_t n) {
+          return requests.ForTask(static_cast<size_t>(n));
+        };
+        Result<StepResult> rest =
+            RunStep(stage.effective.name + " at rest", std::move(at_rest), one_each, ordinal++);
+        if (!rest.ok()) return rest.status();
+        std::vector<std::pair<int64_t, int64_t>> at_rest_answers;
+        for (const load::RequestRecord& r : RecordsOf(*rest))
+          if (r.outcome == load::Outcome::kOk) at_rest_answers.push_back({r.phase_id, r.sequence});
+        SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "at_rest", at_rest_answers));
+        report.samples_at_rest = static_cast<int64_t>(at_rest_answers.size());
+      }
+    }
+    if (!stage_result.passed() && scenario.on_stage_failure == manifest::OnStageFailure::kStop) {
+      stopped_by_policy = true;
+      report.notes.push_back("stage '" + stage_result.name +
+                             "' failed its thresholds; the failure policy stops the run there");
+    }
+    report.stages.push_back(std::move(stage_result));
+  }
+  SG_RETURN_IF_ERROR(finish_telemetry());
+  report.interrupted = stop_.load();
+  return report;
+}
+
+json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
+             const RunReport& report) {
+  const manifest::Scenario& scenario = bundle.scenario;
+  json stages = json::array();
+  const StageResult* previous = nullptr;
+  for (const StageResult& stage : report.stages) {
+    json steps = json::array();
+    for (const StepResult& step : stage.steps)
+      steps.push_back(StepJson(step));
+    json out = {{"name", stage.name}, {"skipped", stage.skipped}, {"steps", steps}};
+    if (!stage.skipped) out["passed"] = stage.passed();
+    // What this stage added over the one before it, at steady load.
+    const StepResult* steady = stage.Find(PhaseKind::kSteady);
+    const StepResult* before = previous ? previous->Find(PhaseKind::kSteady) : nullptr;
+    if (steady && before) {
+      json added = {{"over", previous->name}};
+      for (const auto& [name, pick] : {std::pair<const char*, stats::Summary load::PhaseMetrics::*>{
+                                           "ttft", &load::PhaseMetrics::ttft_ms},
+                                       {"e2e", &load::PhaseMetrics::e2e_ms}}) {
+        const stats::Summary& now = steady->metrics.*pick;
+        const stats::Summary& was = before->metrics.*pick;
+        if (now.count && was.count) {
+          added[std::string(name) + "_p50_ms"] = now.Percentile(50) - was.Percentile(50);
+          added[std::string(name) + "_p95_ms"] = now.Percentile(95) - was.Percentile(95);
+        }
+      }
+      out["added_over_previous_stage"] = added;
+    }
+    if (stage.capacity) {
+      std::vector<stats::LevelOutcome> levels;
+      bool closed = false;
+      for (const StepResult& step : stage.steps)
+        if (step.step.kind == PhaseKind::kSweep) {
+          levels.push_back({.level = *step.step.level, .passed = step.passed()});
+          closed = step.step.closed_loop;
+        }
+      out["capacity"] = {
+          {"holds_up_to",
+           stage.capacity->holds_up_to ? json(*stage.capacity->holds_up_to) : json(nullptr)},
+          {"fails_at", stage.capacity->fails_at ? json(*stage.capacity->fails_at) : json(nullptr)},
+          {"monotonic", stage.capacity->monotonic},
+          {"unit", closed ? "concurrency" : "req/s"},
+          {"finding",
+           stats::DescribeCapacity(*stage.capacity, levels, closed ? "concurrent" : "req/s")}};
+    }
+    if (stage.overload) out["overload"] = OverloadToJson(*stage.overload);
+    if (stage.recovery) {
+      const stats::RecoveryCriteria& criteria = stage.recovery_criteria;
+      const auto& r = *stage.recovery;
+      out["recovery"] = {
+          {"recovered_after_s", r.recovered_after_s ? json(*r.recovered_after_s) : json(nullptr)},
+          {"max_recovery_s", scenario.recovery.max_recovery_s},
+          {"passed",
+           r.recovered_after_s && *r.recovered_after_s <= scenario.recovery.max_recovery_s},
+          {"window_s", criteria.window_s},
+          {"observed_s", stage.recovery_observed_s},
+          {"finding", stats::DescribeRecovery(r, criteria, stage.recovery_observed_s)}};
+    }
+    stages.push_back(std::move(out));
+    if (!stage.skipped) previous = &stage;
+  }
+  return {{"schema_version", 1},
+          {"run_id", report.run_id},
+          {"scenario", scenario.name},
+          {"scenario_file", scenario.file},
+          {"fingerprint", fingerprint},
+          {"corpus_version", bundle.corpus ? json(bundle.corpus->version) : json(nullptr)},
+          {"status", report.interrupted ? "interrupted" : "complete"},
+          {"manifest",
+           {{"model", scenario.manifest.model},
+            {"model_version", scenario.manifest.model_version},
+            {"hardware", scenario.manifest.hardware},
+            {"serving_stack", scenario.manifest.serving_stack}}},
+          {"stages", stages},
+          {"quality_samples",
+           {{"at_rest", report.samples_at_rest}, {"under_load", report.samples_under_load}}},
+          {"telemetry",
+           [&] {
+             json sources = json::array();
+             for (const TelemetrySource& t : report.telemetry)
+               sources.push_back({{"source", t.source},
+                                  {"url", t.url},
+                                  {"scrapes", t.scrapes},
+                                  {"failures", t.failures},
+                                  {"samples", t.samples},
+                                  {"last_error", t.last_error}});
+             return sources;
+           }()},
+          {"notes", report.notes}};
+}
+
+std::string StagesCsv(const RunReport& report) {
+  std::string csv =
+      "stage,phase,level,level_unit,offered,completed,completion_rate,request_throughput,"
+      "ttft_p50_ms,ttft_p95_ms,ttft_p99_ms,itl_p95_ms,e2e_p50_ms,e2e_p95_ms,e2e_p99_ms,passed\n";
+  const auto number = [](const stats::Summary& s, double p) {
+    return s.count ? FormatNumber(s.Percentile(p), 3) : std::string();
+  };
+  for (const StageResult& stage : report.stages)
+    for (const StepResult& s : stage.steps) {
+      const load::PhaseMetrics& m = s.metrics;
+      csv += CsvField(s.stage) + "," + PhaseName(s.step.kind) + "," +
+             (s.step.level ? FormatNumber(*s.step.level, 3) : "") + "," +
+             (s.step.closed_loop ? "concurrency" : "req/s") + "," + std::to_string(m.offered) +
+             "," + std::to_string(m.completed) + "," + FormatNumber(m.completion_rate, 4) + "," +
+             FormatNumber(m.request_throughput, 3) + "," + number(m.ttft_ms, 50) + "," +
+             number(m.ttft_ms, 95) + "," + number(m.ttft_ms, 99) + "," + number(m.itl_ms, 95) +
+             "," + number(m.e2e_ms, 50) + "," + number(m.e2e_ms, 95) + "," + number(m.e2e_ms, 99) +
+             "," + (s.judged ? (s.passed() ? "true" : "false") : "") + "\n";
+    }
+  return csv;
+}
+
+std::vector<std::string> SummaryLines(const RunReport& report) {
+  std::vector<std::vector<std::string>> rows;
+  for (const StageResult& stage : report.stages) {
+    if (stage.skipped) {
+      rows.push_back({stage.name, "(skipped)"});
+      continue;
+    }
+    for (const StepResult& s : stage.steps) {
+      const load::PhaseMetrics& m = s.metrics;
+      const bool warmup = s.step.kind == PhaseKind::kWarmup;
+      rows.push_back({s.stage, StepName(s.step) + (s.interrupted ? "*" : ""),
+                      warmup ? std::to_string(m.warmup) + " sent"
+                             : std::to_string(m.completed) + "/" + std::to_string(m.offered),
+                      warmup ? "" : FormatNumber(m.request_throughput, 2), Cell(m.ttft_ms, 50),
+                      Cell(m.ttft_ms, 95), Cell(m.itl_ms, 99), Cell(m.e2e_ms, 95),
+                      s.judged ? (s.passed() ? "pass" : "FAIL") : ""});
+    }
+  }
+  std::vector<std::string> lines =
+      console::FormatTable({"stage", "phase", "ok/offered", "req/s", "ttft p50", "ttft p95",
+                            "itl p99", "e2e p95", "thresholds"},
+                           rows);
+  lines.front() += "   (latencies in ms)";
+  for (const StageResult& stage : report.stages) {
+    std::vector<stats::LevelOutcome> levels;
+    bool closed = false;
+    for (const StepResult& s : stage.steps)
+      if (s.step.kind == PhaseKind::kSweep) {
+        levels.push_back({.level = *s.step.level, .passed = s.passed()});
+        closed = s.step.closed_loop;
+      }
+    if (stage.capacity)
+      lines.push_back(
+          "capacity (" + stage.name + "): " +
+          stats::DescribeCapacity(*stage.capacity, levels, closed ? "concurrent" : "req/s"));
+    if (stage.overload) {
+      const OverloadFinding& o = *stage.overload;
+      std::string line = "overload (" + stage.name + "): " + std::to_string(o.shed) + " of " +
+                         std::to_string(o.offered) + " shed, " +
+                         std::to_string(o.shed_with_retry_after) + " with Retry-After";
+      if (o.shed_latency_ms.count)
+        line += ", shed p95 " + FormatNumber(o.shed_latency_ms.Percentile(95), 1) + " ms";
+      line += "; " + std::to_string(o.timeouts) + " hung until a timeout, " +
+              std::to_string(o.other_failures) + " other failures";
+      if (o.cut) line += ", " + std::to_string(o.cut) + " still running at the grace period's end";
+      lines.push_back(line);
+      for (const ThresholdCheck& c : o.checks)
+        if (!c.passed) lines.push_back("  failed: " + c.name);
+    }
+    if (stage.recovery)
+      lines.push_back("recovery (" + stage.name + "): " +
+                      stats::DescribeRecovery(*stage.recovery, stage.recovery_criteria,
+                                              stage.recovery_observed_s));
+  }
+  for (const TelemetrySource& t : report.telemetry)
+    lines.push_back(
+        "telemetry " + t.source + ": " + std::to_string(t.samples) + " samples from " +
+        std::to_string(t.scrapes) + " scrapes of " + t.url +
+        (t.failures ? ", " + std::to_string(t.failures) + " failed: " + t.last_error : ""));
+  for (const std::string& note : report.notes)
+    lines.push_back("note: " + note);
+  return lines;
+}
+
+}  // namespace stagegate::scenario

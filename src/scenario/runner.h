@@ -1,0 +1,133 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "console/console.h"
+#include "load/metrics.h"
+#include "manifest/bundle.h"
+#include "scenario/findings.h"
+#include "scenario/phase_plan.h"
+#include "stats/capacity.h"
+#include "stats/recovery.h"
+#include "store/store.h"
+
+namespace stagegate::scenario {
+
+/// The command line's one-flag changes to a scenario.
+struct RunSettings {
+  std::string target_url;  // replaces the target's base URL (for a sim target: no sim is started)
+  std::string model;
+  std::string only_stage;
+  std::optional<uint64_t> seed;
+  int workers = 0;
+};
+
+/// One load step that ran: a phase, or one level of a sweep.
+struct StepResult {
+  std::string stage;
+  PhaseStep step;  // its options' schedule is dropped once it ran
+  int64_t phase_id = 0;
+  load::PhaseMetrics metrics;
+  std::vector<ThresholdCheck> checks;  // empty for phases the thresholds do not judge
+  bool judged = false;                 // steady, burst and sweep levels are
+  bool interrupted = false;
+  int64_t started_ns = 0, ended_ns = 0;  // from the run's origin
+  double client_cpu_s = 0;
+  std::map<std::string, double> server_timing_ms;  // mean per Server-Timing entry
+  size_t first_record = 0, record_count = 0;       // where its records are in Runner::records()
+
+  bool passed() const { return judged && AllPassed(checks); }
+};
+
+struct StageResult {
+  std::string name;
+  std::vector<StepResult> steps;
+  bool skipped = false;  // the failure policy stopped the run before it, or --only-stage
+  std::optional<stats::CapacityFinding> capacity;
+  std::optional<OverloadFinding> overload;
+  std::optional<stats::RecoveryFinding> recovery;
+  stats::RecoveryCriteria recovery_criteria;
+  double recovery_observed_s = 0;
+
+  /// Its steady and burst phases held every threshold (true when it has neither).
+  bool passed() const;
+  const StepResult* Find(manifest::PhaseKind kind) const;
+};
+
+/// One telemetry source scraped through the run.
+struct TelemetrySource {
+  std::string source;  // "metrics" (the target's Prometheus endpoint) or "dcgm"
+  std::string url;
+  int64_t scrapes = 0, failures = 0, samples = 0;
+  std::string last_error;
+};
+
+struct RunReport {
+  std::string run_id;
+  std::vector<TelemetrySource> telemetry;
+  bool interrupted = false;
+  std::vector<StageResult> stages;
+  int64_t samples_at_rest = 0, samples_under_load = 0;
+  std::vector<std::string> notes;  // facts for the reader: telemetry absent, a stage skipped...
+};
+
+/// Runs a scenario: its stages in order, each stage's load phases in order (warmup, steady, burst,
+/// sweep, overload, recovery), the final stage's quality samples at rest and under load. Every
+/// step is planned before the first request goes out; every step's records go to the store when
+/// it ends. A stop (SIGINT) ends the step in flight after its grace period and the run after it.
+class Runner {
+ public:
+  Runner(const manifest::Bundle& bundle, RunSettings settings, store::Store& store,
+         console::Console& console, const std::atomic<bool>& stop);
+
+  /// Plans the run, calls `on_planned` (which creates the run in the store) and runs it. Fails on
+  /// bad input before anything is sent (InvalidInput), or on a runtime failure of the store or
+  /// the sim.
+  Result<RunReport> Run(const std::string& run_id, const std::function<Status()>& on_planned);
+
+  /// Every record of the run, in run order (for requests.jsonl).
+  const std::vector<load::RequestRecord>& records() const { return records_; }
+  /// The records of one step.
+  std::span<const load::RequestRecord> RecordsOf(const StepResult& step) const {
+    return std::span<const load::RequestRecord>(records_).subspan(step.first_record,
+                                                                  step.record_count);
+  }
+
+ private:
+  struct Plan;
+  Status Prepare(Plan& plan);
+  Result<StepResult> RunStep(const std::string& stage, PhaseStep step,
+                             const load::RequestSource& source, int64_t ordinal);
+
+  const manifest::Bundle& bundle_;
+  RunSettings settings_;
+  store::Store& store_;
+  console::Console& console_;
+  const std::atomic<bool>& stop_;
+  const Clock& clock_ = SteadyClock::Get();
+  std::string run_id_;
+  int64_t origin_ns_ = 0;
+  std::vector<load::RequestRecord> records_;
+  std::set<std::string> refusal_tasks_;  // a denial of these is the right answer
+};
+
+/// run.json: the run's findings, schema version 1.
+nlohmann::json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
+                       const RunReport& report);
+/// stages.csv: one row per step.
+std::string StagesCsv(const RunReport& report);
+/// The console's stage × phase table, and the capacity, overload and recovery findings.
+std::vector<std::string> SummaryLines(const RunReport& report);
+
+}  // namespace stagegate::scenario

@@ -1,0 +1,147 @@
+#include "scenario/stage_requests.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "base/strings.h"
+
+namespace stagegate::scenario {
+namespace {
+
+using json = nlohmann::json;
+
+// A persona's bearer token: its variable's value; against the sim, which accepts it, the
+// fallback sim-token-<name> when the variable is unset.
+std::optional<std::string> TokenOf(const manifest::Persona& persona, bool sim) {
+  const char* value = persona.token_env.empty() ? nullptr : std::getenv(persona.token_env.c_str());
+  if (value != nullptr && *value != '\0') return std::string(value);
+  if (sim) return "sim-token-" + persona.name;
+  return std::nullopt;
+}
+
+json ToolsJson(const manifest::Corpus& corpus) {
+  json tools = json::array();
+  for (const manifest::ToolDefinition& tool : corpus.tools)
+    tools.push_back({{"type", "function"},
+                     {"function",
+                      {{"name", tool.name},
+                       {"description", tool.description},
+                       {"parameters", tool.parameters}}}});
+  return tools;
+}
+
+}  // namespace
+
+std::vector<const manifest::Task*> StageTasks(const manifest::Corpus& corpus,
+                                              const manifest::EffectiveStage& stage) {
+  std::vector<const manifest::Task*> tasks;
+  for (const manifest::Task& task : corpus.tasks) {
+    const bool covered =
+        std::all_of(task.needs.begin(), task.needs.end(), [&](manifest::Capability need) {
+          return std::find(stage.capabilities.begin(), stage.capabilities.end(), need) !=
+                 stage.capabilities.end();
+        });
+    if (covered || stage.tasks == manifest::TaskSelection::kAll) tasks.push_back(&task);
+  }
+  return tasks;
+}
+
+Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
+                                          const manifest::EffectiveStage& stage,
+                                          const Endpoint& endpoint) {
+  const manifest::Scenario& scenario = bundle.scenario;
+  StageRequests requests;
+  const http::ApiKind api = scenario.target.endpoint == manifest::Endpoint::kChat
+                                ? http::ApiKind::kChat
+                                : http::ApiKind::kCompletions;
+  std::string base = stage.base_url.empty() ? endpoint.base_url : stage.base_url;
+  while (!base.empty() && base.back() == '/')
+    base.pop_back();
+  requests.url_ = base + (stage.path.empty() ? "/v1" + http::ApiPath(api) : stage.path);
+  requests.stream_ = scenario.target.stream;
+
+  json extra = scenario.input.extra_body;
+  if (scenario.manifest.temperature) extra["temperature"] = *scenario.manifest.temperature;
+  if (scenario.manifest.top_p) extra["top_p"] = *scenario.manifest.top_p;
+  if (stage.tools && bundle.corpus && !bundle.corpus->tools.empty())
+    extra["tools"] = ToolsJson(*bundle.corpus);
+  extra.merge_patch(stage.body);
+  requests.body_ = {.api = api,
+                    .model = endpoint.model,
+                    .stream = scenario.target.stream,
+                    .max_tokens = scenario.manifest.max_tokens,
+                    .extra = extra};
+  for (const auto& [name, value] : stage.headers)
+    requests.headers_.push_back(name + ": " + value);
+
+  if (scenario.input.source == manifest::InputSource::kSynthetic) {
+    const manifest::TokenDistribution in =
+        scenario.input.input_tokens.value_or(manifest::TokenDistribution{550, 0});
+    const manifest::TokenDistribution out =
+        scenario.input.output_tokens.value_or(manifest::TokenDistribution{128, 0});
+    requests.synthetic_ = load::SyntheticOptions{.input_tokens = {in.mean, in.std},
+                                                 .output_tokens = {out.mean, out.std},
+                                                 .seed = scenario.seed};
+    return requests;
+  }
+  if (!bundle.corpus)
+    return Status::InvalidInput("the scenario's input is the corpus, but it names none");
+  std::vector<std::string> missing;
+  for (const manifest::Task* task : StageTasks(*bundle.corpus, stage)) {
+    TaskRequest request{.task = task, .headers = requests.headers_};
+    if (stage.persona_credentials) {
+      const manifest::Persona* persona = bundle.corpus->FindPersona(task->persona.name);
+      if (persona != nullptr) {
+        std::optional<std::string> token = TokenOf(*persona, endpoint.sim);
+        if (token)
+          request.headers.push_back("Authorization: Bearer " + *token);
+        else if (std::find(missing.begin(), missing.end(), persona->token_env) == missing.end())
+          missing.push_back(persona->token_env);
+      }
+    }
+    if (!task->messages.empty() && api == http::ApiKind::kChat) {
+      json messages = json::array();
+      for (const manifest::ChatMessage& message : task->messages)
+        messages.push_back({{"role", message.role}, {"content", message.content}});
+      request.body = http::BuildChatBody(requests.body_, messages);
+    } else {
+      request.body = http::BuildRequestBody(
+          requests.body_, task->messages.empty() ? task->prompt : task->messages.back().content);
+    }
+    requests.tasks_.push_back(std::move(request));
+  }
+  if (!missing.empty())
+    return Status::InvalidInput(
+        "stage '" + stage.name +
+        "' sends persona credentials, but these variables are unset: " + Join(missing, ", "));
+  if (requests.tasks_.empty())
+    return Status::InvalidInput(
+        "stage '" + stage.name + "' has no corpus task to send: none " +
+        "needs only its capabilities (set 'tasks: all' to send every task)");
+  return requests;
+}
+
+load::RequestSpec StageRequests::ForTask(size_t task_index) const {
+  const TaskRequest& request = tasks_[task_index % tasks_.size()];
+  return {.url = url_,
+          .body = request.body,
+          .headers = request.headers,
+          .stream = stream_,
+          .task_id = request.task->id,
+          .persona = request.task->persona.name};
+}
+
+load::RequestSpec StageRequests::operator()(int64_t sequence) const {
+  if (!synthetic_) return ForTask(static_cast<size_t>(sequence));
+  load::SyntheticInput input = load::MakeSyntheticInput(*synthetic_, sequence);
+  http::RequestBodyOptions body = body_;
+  body.max_tokens = input.output_tokens;
+  return {.url = url_,
+          .body = http::BuildRequestBody(body, input.prompt),
+          .headers = headers_,
+          .stream = stream_,
+          .requested_input_tokens = input.input_tokens,
+          .requested_output_tokens = input.output_tokens};
+}
+
+}  // namespace stagegate::scenario

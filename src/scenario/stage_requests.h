@@ -1,0 +1,59 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "http/openai_request.h"
+#include "load/exchange.h"
+#include "load/synthetic.h"
+#include "manifest/bundle.h"
+
+namespace stagegate::scenario {
+
+/// Where a run sends its requests, after the command line's overrides: the target's base URL
+/// (http://host:port, without the API path, which is the stage's) and model.
+struct Endpoint {
+  std::string base_url;
+  std::string model;
+  bool sim = false;  // the built-in reference application, which accepts sim-token-<persona>
+};
+
+/// The requests one stage sends: the corpus tasks it covers (every task whose needs are among
+/// the stage's capabilities, or every task) or synthetic prompts, with the stage's overlays on
+/// the target (URL, headers, body fields), the persona's credentials and the tool definitions
+/// when the stage sends them. Requests go round the tasks in corpus order, so sequence n of a
+/// phase is always the same task.
+class StageRequests {
+ public:
+  /// Fails (InvalidInput) when the stage has no task to send or a persona's token variable is
+  /// unset against a target other than the sim.
+  static Result<StageRequests> Make(const manifest::Bundle& bundle,
+                                    const manifest::EffectiveStage& stage,
+                                    const Endpoint& endpoint);
+
+  load::RequestSpec operator()(int64_t sequence) const;
+  /// The request for one task (quality samples at rest go task by task).
+  load::RequestSpec ForTask(size_t task_index) const;
+  size_t task_count() const { return tasks_.size(); }
+
+ private:
+  struct TaskRequest {
+    const manifest::Task* task;
+    std::string body;
+    std::vector<std::string> headers;  // may carry a persona's token: never stored or printed
+  };
+  std::string url_;
+  std::vector<TaskRequest> tasks_;  // empty for synthetic input
+  http::RequestBodyOptions body_;
+  std::vector<std::string> headers_;
+  std::optional<load::SyntheticOptions> synthetic_;
+  bool stream_ = true;
+};
+
+/// The tasks of `corpus` a stage sends, in corpus order.
+std::vector<const manifest::Task*> StageTasks(const manifest::Corpus& corpus,
+                                              const manifest::EffectiveStage& stage);
+
+}  // namespace stagegate::scenario
