@@ -1,10 +1,18 @@
 #pragma once
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace stagegate::testing {
 
@@ -57,5 +65,41 @@ class TempDir {
  private:
   std::string path_;
 };
+
+/// What a run of the stagegate binary printed and returned.
+struct Ran {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+/// Runs the stagegate binary with `args` (after `--db DIR/store.db`), its output going to files
+/// under `dir`; `on_started` runs while it runs (e.g. to send it a signal).
+inline Ran RunStagegate(const TempDir& dir, std::vector<std::string> args,
+                        const std::function<void(pid_t)>& on_started = nullptr) {
+  std::vector<std::string> full = {STAGEGATE_BINARY, "--db", dir / "store.db"};
+  full.insert(full.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : full)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const std::string out_path = dir / "stdout.txt", err_path = dir / "stderr.txt";
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  REQUIRE(posix_spawn(&pid, STAGEGATE_BINARY, &actions, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  if (on_started) on_started(pid);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Ran ran;
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  ran.out = ReadText(out_path);
+  ran.err = ReadText(err_path);
+  return ran;
+}
 
 }  // namespace stagegate::testing

@@ -29,39 +29,13 @@ namespace {
 
 using json = nlohmann::json;
 
-struct Ran {
-  int exit_code = -1;
-  std::string out, err;
-};
+using testing::Ran;
 
-// Starts the binary with `args`, its output going to files under `dir`; `on_started` runs while
-// it runs (e.g. to send it a signal).
+// `stagegate profile ARGS...`, see testing::RunStagegate.
 Ran RunProfile(const testing::TempDir& dir, std::vector<std::string> args,
                const std::function<void(pid_t)>& on_started = nullptr) {
-  std::vector<std::string> full = {STAGEGATE_BINARY, "--db", dir / "store.db", "profile"};
-  full.insert(full.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : full)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  const std::string out_path = dir / "stdout.txt", err_path = dir / "stderr.txt";
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  REQUIRE(posix_spawn(&pid, STAGEGATE_BINARY, &actions, nullptr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&actions);
-  if (on_started) on_started(pid);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Ran ran;
-  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  ran.out = testing::ReadText(out_path);
-  ran.err = testing::ReadText(err_path);
-  return ran;
+  args.insert(args.begin(), "profile");
+  return testing::RunStagegate(dir, std::move(args), on_started);
 }
 
 std::unique_ptr<sim::SimServer> StartSim(sim::SimProfile profile) {
