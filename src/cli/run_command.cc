@@ -22,7 +22,9 @@ namespace {
 class RunCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
-    app.add_option("scenario", scenario_, "The scenario file")->required();
+    app.add_option("scenario", scenario_, "The scenario file (not with --resume)");
+    app.add_option("--resume", resume_id_,
+                   "Continue an interrupted run with the phases it did not complete");
     app.add_option("--target-url", settings_.target_url,
                    "Send to this base URL (http://host:port) instead of the scenario's target");
     app.add_option("--model", settings_.model, "Model name sent in requests");
@@ -35,6 +37,38 @@ class RunCommand : public Command {
   }
 
   ExitCode Run(const GlobalOptions& global, console::Console& console) override {
+    const auto fail = [&console](const Status& status, ExitCode code) {
+      for (const std::string& line : Split(status.message(), '\n'))
+        console.Error("stagegate run: " + line);
+      return code;
+    };
+    if (scenario_.empty() == resume_id_.empty())
+      return fail(Status::InvalidInput("give a scenario file, or --resume RUN_ID"),
+                  ExitCode::kInvalidInput);
+    if (!resume_id_.empty() && (seed_ || !settings_.target_url.empty() ||
+                                !settings_.model.empty() || !settings_.only_stage.empty()))
+      return fail(Status::InvalidInput("--resume continues with the run's own settings: give "
+                                       "no --seed, --target-url, --model or --only-stage"),
+                  ExitCode::kInvalidInput);
+    Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
+    if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
+
+    std::optional<store::RunInfo> resumed;
+    if (!resume_id_.empty()) {
+      Result<std::optional<store::RunInfo>> found = (*store)->FindRun(resume_id_);
+      if (!found.ok()) return fail(found.status(), ExitCode::kRuntimeFailure);
+      if (!*found)
+        return fail(Status::InvalidInput("no run " + resume_id_ + " in " + global.db_path),
+                    ExitCode::kInvalidInput);
+      if ((*found)->status == store::RunStatus::kComplete)
+        return fail(Status::InvalidInput("run " + resume_id_ + " is complete: nothing to resume"),
+                    ExitCode::kInvalidInput);
+      resumed = **found;
+      scenario_ = resumed->scenario_file;
+      settings_ = scenario::SettingsFromJson(
+          nlohmann::json::parse(resumed->settings_json, nullptr, /*allow_exceptions=*/false));
+    }
+
     manifest::Diagnostics diagnostics;
     std::optional<manifest::Bundle> bundle = manifest::LoadBundle(scenario_, diagnostics);
     if (!bundle) {
@@ -44,33 +78,46 @@ class RunCommand : public Command {
     }
     if (seed_) settings_.seed = static_cast<uint64_t>(*seed_);
     const manifest::Fingerprint fingerprint = manifest::ComputeFingerprint(*bundle);
-    const std::string run_id = NewRunId("run");
+    if (resumed && resumed->fingerprint != fingerprint.value)
+      return fail(Status::InvalidInput(scenario_ + " (or its corpus or rubric) changed since run " +
+                                       resume_id_ +
+                                       " began: a resumed run must measure the same configuration"),
+                  ExitCode::kInvalidInput);
+    const std::string run_id = resumed ? resumed->id : NewRunId("run");
     const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
-    const auto fail = [&console](const Status& status, ExitCode code) {
-      for (const std::string& line : Split(status.message(), '\n'))
-        console.Error("stagegate run: " + line);
-      return code;
-    };
 
-    Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
-    if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
     load::RaiseOpenFileLimit();
     std::atomic<bool> stop{false};
     StopOnSignal stop_on_signal(stop);
     scenario::Runner runner(*bundle, settings_, **store, console, stop);
-    // The run is created once the plan holds, so a scenario that cannot run leaves no trace.
+    scenario::ResumeFrom stored;
+    if (resumed) {
+      Result<std::vector<store::PhaseInfo>> phases = (*store)->ListPhases(run_id);
+      if (!phases.ok()) return fail(phases.status(), ExitCode::kRuntimeFailure);
+      Result<std::vector<load::RequestRecord>> records = (*store)->ListRequests(run_id);
+      if (!records.ok()) return fail(records.status(), ExitCode::kRuntimeFailure);
+      stored = {.phases = std::move(*phases), .records = std::move(*records)};
+    }
+    // The run is created (or marked resumed) once the plan holds, so a scenario that cannot run
+    // leaves no trace.
     Status created = Status::Ok();
-    Result<scenario::RunReport> report = runner.Run(run_id, [&] {
-      created =
-          (*store)->CreateRun({.id = run_id,
-                               .scenario_name = bundle->scenario.name,
-                               .scenario_file = scenario_,
-                               .fingerprint = fingerprint.value,
-                               .corpus_version = bundle->corpus ? bundle->corpus->version : "",
-                               .scenario_json = manifest::CanonicalScenario(*bundle).dump(),
-                               .started_unix_ms = WallUnixMs()});
-      return created;
-    });
+    Result<scenario::RunReport> report = runner.Run(
+        run_id,
+        [&] {
+          if (resumed)
+            return created =
+                       (*store)->SetRunStatus(run_id, store::RunStatus::kResumed, std::nullopt);
+          return created = (*store)->CreateRun(
+                     {.id = run_id,
+                      .scenario_name = bundle->scenario.name,
+                      .scenario_file = std::filesystem::absolute(scenario_).string(),
+                      .fingerprint = fingerprint.value,
+                      .corpus_version = bundle->corpus ? bundle->corpus->version : "",
+                      .scenario_json = manifest::CanonicalScenario(*bundle).dump(),
+                      .settings_json = scenario::SettingsToJson(settings_).dump(),
+                      .started_unix_ms = WallUnixMs()});
+        },
+        resumed ? &stored : nullptr);
     if (!report.ok()) {
       const bool bad_input = report.status().code() == Status::Code::kInvalidInput;
       if (created.ok() && !bad_input)
@@ -109,6 +156,7 @@ class RunCommand : public Command {
   std::string scenario_;
   std::string out_dir_;
   std::optional<int64_t> seed_;
+  std::string resume_id_;
   scenario::RunSettings settings_;
 };
 

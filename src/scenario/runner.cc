@@ -61,6 +61,24 @@ std::string Cell(const stats::Summary& summary, double p) {
 
 }  // namespace
 
+json SettingsToJson(const RunSettings& s) {
+  return {{"target_url", s.target_url},
+          {"model", s.model},
+          {"only_stage", s.only_stage},
+          {"seed", s.seed ? json(*s.seed) : json(nullptr)},
+          {"workers", s.workers}};
+}
+
+RunSettings SettingsFromJson(const json& j) {
+  RunSettings s;
+  s.target_url = j.value("target_url", "");
+  s.model = j.value("model", "");
+  s.only_stage = j.value("only_stage", "");
+  if (j.contains("seed") && j["seed"].is_number_unsigned()) s.seed = j["seed"].get<uint64_t>();
+  s.workers = j.value("workers", 0);
+  return s;
+}
+
 bool StageResult::passed() const {
   return std::all_of(steps.begin(), steps.end(), [](const StepResult& s) {
     return s.step.kind == PhaseKind::kSweep || !s.judged || s.passed();
@@ -166,9 +184,43 @@ Status Runner::Prepare(Plan& plan) {
   return Status::Ok();
 }
 
+const store::PhaseInfo* Runner::Stored(const std::string& stage, const PhaseStep& step) const {
+  if (resume_ == nullptr) return nullptr;
+  for (const store::PhaseInfo& phase : resume_->phases)
+    if (phase.stage == stage && phase.phase == PhaseName(step.kind) && phase.level == step.level &&
+        phase.status != "superseded")
+      return &phase;
+  return nullptr;
+}
+
 Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
-                                   const load::RequestSource& source, int64_t ordinal) {
+                                   const load::RequestSource& source, bool measure_again) {
   StepResult result{.stage = stage, .judged = Judged(step.kind)};
+  if (const store::PhaseInfo* stored = Stored(stage, step)) {
+    if (stored->status == "complete" && !measure_again) {
+      std::vector<load::RequestRecord> records;
+      for (const load::RequestRecord& r : resume_->records)
+        if (r.phase_id == stored->id) records.push_back(r);
+      result.phase_id = stored->id;
+      result.resumed = true;
+      result.started_ns = stored->started_ns.value_or(0);
+      result.ended_ns = stored->ended_ns.value_or(0);
+      result.metrics = load::ComputeMetrics(records, {});
+      if (result.judged)
+        result.checks = CheckThresholds(bundle_.scenario.thresholds, result.metrics,
+                                        CountExpectedDenials(records, refusal_tasks_));
+      result.server_timing_ms = ServerTimingMeans(records);
+      step.options.arrivals = {};
+      result.step = std::move(step);
+      result.first_record = records_.size();
+      result.record_count = records.size();
+      records_.insert(records_.end(), records.begin(), records.end());
+      return result;
+    }
+    // Cut short by the interruption, or needed again: measured anew, the old phase kept.
+    SG_RETURN_IF_ERROR(store_.SetPhaseStatus(stored->id, "superseded"));
+  }
+  const int64_t ordinal = next_ordinal_++;
   json config = {
       {"closed_loop", step.closed_loop},
       {"offered_rate", step.offered_rate ? json(*step.offered_rate) : json(nullptr)},
@@ -215,8 +267,12 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   return result;
 }
 
-Result<RunReport> Runner::Run(const std::string& run_id,
-                              const std::function<Status()>& on_planned) {
+Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Status()>& on_planned,
+                              const ResumeFrom* resume) {
+  resume_ = resume;
+  if (resume)
+    for (const store::PhaseInfo& phase : resume->phases)
+      next_ordinal_ = std::max(next_ordinal_, phase.ordinal + 1);
   Plan plan;
   SG_RETURN_IF_ERROR(Prepare(plan));
   SG_RETURN_IF_ERROR(on_planned());
@@ -268,7 +324,6 @@ Result<RunReport> Runner::Run(const std::string& run_id,
     return Status::Ok();
   };
   const uint64_t seed = settings_.seed.value_or(scenario.seed);
-  int64_t ordinal = 0;
   bool stopped_by_policy = false;
   const size_t final_stage = [&] {
     size_t last = 0;
@@ -295,8 +350,18 @@ Result<RunReport> Runner::Run(const std::string& run_id,
       if (kind != PhaseKind::kSweep) {
         const int64_t schedule_ns =
             planned.options.arrivals.empty() ? 0 : planned.options.arrivals.back().intended_ns;
+        // Recovery is timed from the end of the overload, on the same clock: when the recovery
+        // of a resumed run is still to measure, so is its overload.
+        bool measure_again = false;
+        if (kind == PhaseKind::kOverload) {
+          PhaseStep recovery{.kind = PhaseKind::kRecovery};
+          if (const manifest::LoadPhase* r = scenario.FindPhase(PhaseKind::kRecovery))
+            recovery.level = r->rate ? r->rate : std::optional<double>(r->concurrency);
+          const store::PhaseInfo* stored = Stored(stage.effective.name, recovery);
+          measure_again = resume_ != nullptr && (!stored || stored->status != "complete");
+        }
         Result<StepResult> step =
-            RunStep(stage.effective.name, std::move(planned), source, ordinal++);
+            RunStep(stage.effective.name, std::move(planned), source, measure_again);
         if (!step.ok()) return step.status();
         if (kind == PhaseKind::kOverload) {
           stage_result.overload = FindOverload(RecordsOf(*step), scenario.recovery, refusal_tasks_);
@@ -324,8 +389,7 @@ Result<RunReport> Runner::Run(const std::string& run_id,
         Result<PhaseStep> step = PlanPhase(phase, level, StepSeed(seed, i, kind),
                                            scenario.target.timeouts, settings_.workers);
         if (!step.ok()) return step.status();
-        Result<StepResult> result =
-            RunStep(stage.effective.name, std::move(*step), source, ordinal++);
+        Result<StepResult> result = RunStep(stage.effective.name, std::move(*step), source);
         if (!result.ok()) return result.status();
         outcomes.push_back({.level = level, .passed = result->passed()});
         stage_result.steps.push_back(std::move(*result));
@@ -377,7 +441,7 @@ Result<RunReport> Runner::Run(const std::string& run_id,
           return requests.ForTask(static_cast<size_t>(n));
         };
         Result<StepResult> rest =
-            RunStep(stage.effective.name + " at rest", std::move(at_rest), one_each, ordinal++);
+            RunStep(stage.effective.name + " at rest", std::move(at_rest), one_each);
         if (!rest.ok()) return rest.status();
         std::vector<std::pair<int64_t, int64_t>> at_rest_answers;
         for (const load::RequestRecord& r : RecordsOf(*rest))

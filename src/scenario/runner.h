@@ -33,6 +33,17 @@ struct RunSettings {
   int workers = 0;
 };
 
+/// What an interrupted run left in the store, for `run --resume`: its phases and records. A
+/// step whose phase completed is taken from here instead of being run again.
+struct ResumeFrom {
+  std::vector<store::PhaseInfo> phases;
+  std::vector<load::RequestRecord> records;
+};
+
+/// RunSettings as stored with a run (runs.settings_json), and back.
+nlohmann::json SettingsToJson(const RunSettings& settings);
+RunSettings SettingsFromJson(const nlohmann::json& json);
+
 /// One load step that ran: a phase, or one level of a sweep.
 struct StepResult {
   std::string stage;
@@ -42,6 +53,7 @@ struct StepResult {
   std::vector<ThresholdCheck> checks;  // empty for phases the thresholds do not judge
   bool judged = false;                 // steady, burst and sweep levels are
   bool interrupted = false;
+  bool resumed = false;                  // taken from the store, measured before a resume
   int64_t started_ns = 0, ended_ns = 0;  // from the run's origin
   double client_cpu_s = 0;
   std::map<std::string, double> server_timing_ms;  // mean per Server-Timing entry
@@ -94,7 +106,8 @@ class Runner {
   /// Plans the run, calls `on_planned` (which creates the run in the store) and runs it. Fails on
   /// bad input before anything is sent (InvalidInput), or on a runtime failure of the store or
   /// the sim.
-  Result<RunReport> Run(const std::string& run_id, const std::function<Status()>& on_planned);
+  Result<RunReport> Run(const std::string& run_id, const std::function<Status()>& on_planned,
+                        const ResumeFrom* resume = nullptr);
 
   /// Every record of the run, in run order (for requests.jsonl).
   const std::vector<load::RequestRecord>& records() const { return records_; }
@@ -107,8 +120,12 @@ class Runner {
  private:
   struct Plan;
   Status Prepare(Plan& plan);
+  /// Runs a step, or takes it from the run being resumed when its phase completed there (not
+  /// when `measure_again`: then the stored phase is marked superseded).
   Result<StepResult> RunStep(const std::string& stage, PhaseStep step,
-                             const load::RequestSource& source, int64_t ordinal);
+                             const load::RequestSource& source, bool measure_again = false);
+  /// The stored phase of a step, if the run being resumed has one.
+  const store::PhaseInfo* Stored(const std::string& stage, const PhaseStep& step) const;
 
   const manifest::Bundle& bundle_;
   RunSettings settings_;
@@ -120,6 +137,8 @@ class Runner {
   int64_t origin_ns_ = 0;
   std::vector<load::RequestRecord> records_;
   std::set<std::string> refusal_tasks_;  // a denial of these is the right answer
+  const ResumeFrom* resume_ = nullptr;
+  int64_t next_ordinal_ = 0;
 };
 
 /// run.json: the run's findings, schema version 1.

@@ -134,6 +134,11 @@ const std::vector<std::string>& Migrations() {
       ALTER TABLE requests ADD COLUMN tool_calls_json TEXT NOT NULL DEFAULT '[]';
       ALTER TABLE requests ADD COLUMN server_timing TEXT NOT NULL DEFAULT '';
       )sql",
+      // 4: the command line's changes to a run's scenario (seed, stage, target), so that a
+      // resumed run measures what the interrupted one did.
+      R"sql(
+      ALTER TABLE runs ADD COLUMN settings_json TEXT NOT NULL DEFAULT '{}';
+      )sql",
   };
   return kMigrations;
 }

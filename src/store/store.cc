@@ -29,7 +29,7 @@ RunStatus RunStatusFromName(std::string_view name) {
 
 constexpr const char* kRunColumns =
     "id, scenario_name, scenario_file, fingerprint, corpus_version, scenario_json, status, "
-    "started_unix_ms, finished_unix_ms";
+    "started_unix_ms, finished_unix_ms, settings_json";
 
 RunInfo ReadRun(const Statement& row) {
   RunInfo run;
@@ -42,6 +42,7 @@ RunInfo ReadRun(const Statement& row) {
   run.status = RunStatusFromName(row.Text(6));
   run.started_unix_ms = row.Int(7);
   run.finished_unix_ms = row.OptionalInt(8);
+  run.settings_json = row.Text(9);
   return run;
 }
 
@@ -120,13 +121,14 @@ Status Store::CreateRun(const RunInfo& run) {
   Transaction transaction(*db_);
   SG_RETURN_IF_ERROR(transaction.begin_status());
   Result<Statement> insert = Statement::Prepare(
-      *db_, std::string("INSERT INTO runs (") + kRunColumns + ") VALUES (?,?,?,?,?,?,?,?,?)");
+      *db_, std::string("INSERT INTO runs (") + kRunColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
   insert->Bind(1, run.id).Bind(2, run.scenario_name).Bind(3, run.scenario_file);
   insert->Bind(4, run.fingerprint).Bind(5, run.corpus_version).Bind(6, run.scenario_json);
   insert->Bind(7, RunStatusName(run.status))
       .Bind(8, run.started_unix_ms)
-      .Bind(9, run.finished_unix_ms);
+      .Bind(9, run.finished_unix_ms)
+      .Bind(10, run.settings_json);
   SG_RETURN_IF_ERROR(insert->Run().WithContext("run " + run.id));
   return transaction.Commit();
 }
@@ -196,6 +198,15 @@ Status Store::FinishPhase(int64_t phase_id, int64_t started_ns, int64_t ended_ns
   if (sqlite3_changes(db_->handle()) == 0)
     return Status::NotFound("no phase " + std::to_string(phase_id));
   return transaction.Commit();
+}
+
+Status Store::SetPhaseStatus(int64_t phase_id, const std::string& status) {
+  Result<Statement> update = Statement::Prepare(*db_, "UPDATE phases SET status = ? WHERE id = ?");
+  if (!update.ok()) return update.status();
+  update->Bind(1, status).Bind(2, phase_id);
+  SG_RETURN_IF_ERROR(update->Run());
+  if (db_->Changes() == 0) return Status::NotFound("no phase " + std::to_string(phase_id));
+  return Status::Ok();
 }
 
 Result<std::vector<PhaseInfo>> Store::ListPhases(const std::string& run_id) {
@@ -297,13 +308,24 @@ Result<int64_t> Store::AddTelemetry(const std::string& run_id,
   return left_out;
 }
 
+bool Store::HasAnswer(const std::string& run_id, int64_t phase_id, int64_t sequence) {
+  Result<Statement> query = Statement::Prepare(
+      *db_,
+      "SELECT 1 FROM answers JOIN requests ON requests.id = answers.request_id "
+      "WHERE requests.run_id = ? AND requests.phase_id = ? AND requests.sequence = ?");
+  if (!query.ok()) return false;
+  query->Bind(1, run_id).Bind(2, phase_id).Bind(3, sequence);
+  return query->Step();
+}
+
 Status Store::AddAnswers(const std::string& run_id, const std::string& condition,
                          const std::vector<std::pair<int64_t, int64_t>>& phase_and_sequence) {
   Transaction transaction(*db_);
   SG_RETURN_IF_ERROR(transaction.begin_status());
   Result<Statement> insert = Statement::Prepare(
       *db_,
-      "INSERT INTO answers (request_id, run_id, condition, tool_calls_json, server_timing) "
+      "INSERT OR IGNORE INTO answers (request_id, run_id, condition, tool_calls_json, "
+      "server_timing) "
       "SELECT id, run_id, ?, tool_calls_json, server_timing FROM requests "
       "WHERE run_id = ? AND phase_id = ? AND sequence = ?");
   if (!insert.ok()) return insert.status();
@@ -312,7 +334,7 @@ Status Store::AddAnswers(const std::string& run_id, const std::string& condition
     Status inserted = insert->Run();
     if (!inserted.ok())
       return inserted.WithContext("answer of request " + std::to_string(sequence));
-    if (db_->Changes() != 1)
+    if (db_->Changes() != 1 && !HasAnswer(run_id, phase_id, sequence))
       return Status::InvalidInput("no request " + std::to_string(sequence) + " in phase " +
                                   std::to_string(phase_id) + " of run " + run_id);
   }

@@ -26,7 +26,8 @@ struct RunInfo {
   std::string scenario_file;
   std::string fingerprint;
   std::string corpus_version;
-  std::string scenario_json;  // the canonical scenario, as fingerprinted
+  std::string scenario_json;         // the canonical scenario, as fingerprinted
+  std::string settings_json = "{}";  // the command line's changes to it (run: seed, stage, target)
   RunStatus status = RunStatus::kRunning;
   int64_t started_unix_ms = 0;
   std::optional<int64_t> finished_unix_ms;
@@ -68,13 +69,16 @@ class Store {
   Status FinishPhase(int64_t phase_id, int64_t started_ns, int64_t ended_ns,
                      const std::string& status);
   Result<std::vector<PhaseInfo>> ListPhases(const std::string& run_id);
+  /// Sets a phase's status alone ("superseded": a resumed run measured it again).
+  Status SetPhaseStatus(int64_t phase_id, const std::string& status);
 
   /// Appends the records in one transaction: all of them or, on error, none.
   Status AddRequests(std::span<const load::RequestRecord> records);
   /// Appends a phase's records in transactions of a few thousand, each all or nothing.
   Status AddRequestsInBatches(std::span<const load::RequestRecord> records);
   /// Marks requests (by phase and sequence) as answers sampled for review, with the condition
-  /// they were produced in: "at_rest" or "under_load". One transaction.
+  /// they were produced in: "at_rest" or "under_load". One transaction; an answer already
+  /// marked stays as it is (a resumed run marks its samples again).
   Status AddAnswers(const std::string& run_id, const std::string& condition,
                     const std::vector<std::pair<int64_t, int64_t>>& phase_and_sequence);
   /// Appends telemetry samples of a run (labels as a JSON object) in one transaction. NaN values
@@ -86,6 +90,7 @@ class Store {
 
  private:
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  bool HasAnswer(const std::string& run_id, int64_t phase_id, int64_t sequence);
   static Result<int> SchemaVersionOf(Database& db);
   std::unique_ptr<Database> db_;
 };

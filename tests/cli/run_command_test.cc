@@ -194,6 +194,59 @@ TEST_CASE("SIGINT ends run with exit 130, marked interrupted, keeping what was m
         std::count(lines.begin(), lines.end(), '\n'));
 }
 
+TEST_CASE("--resume continues an interrupted run with the phases it did not complete",
+          "[cli][run]") {
+  testing::TempDir dir;
+  const std::string scenario = Scenario(dir);
+  // Interrupted in the second stage: the first has completed by then (about 1.5 s).
+  Ran first = Run(dir, scenario, {}, [](pid_t pid) {
+    usleep(4'000'000);
+    kill(pid, SIGINT);
+  });
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 130);
+  const json before = json::parse(testing::ReadText(dir / "out/run.json"));
+  REQUIRE(before["status"] == "interrupted");
+  const std::string id = before["run_id"];
+  const int64_t bare_steady = before["stages"][0]["steps"][1]["phase_id"];
+
+  Ran second = testing::RunStagegate(dir, {"--quiet", "run", "--resume", id, "--out", dir / "out"});
+  INFO(second.out << second.err);
+  REQUIRE(second.exit_code == 0);
+  const json after = json::parse(testing::ReadText(dir / "out/run.json"));
+  CHECK(after["run_id"] == id);
+  CHECK(after["status"] == "complete");
+  // The first stage was not measured again: the same phase, from the store.
+  CHECK(after["stages"][0]["steps"][1]["phase_id"] == bare_steady);
+  CHECK(PhasesOf(after["stages"][1]) ==
+        std::vector<std::string>{"warmup", "steady", "burst", "sweep 2", "sweep 100", "sweep 200",
+                                 "sweep 51", "overload", "recovery"});
+  CHECK(after["stages"][1]["capacity"]["fails_at"] == 51);
+  CHECK(after["stages"][1]["recovery"]["recovered_after_s"].is_number());
+
+  auto store = store::Store::Open(dir / "store.db");
+  REQUIRE(store.ok());
+  store::Database& db = (*store)->database();
+  // What the interruption cut short is kept, marked superseded; nothing is left interrupted.
+  CHECK(Count(db, "SELECT COUNT(*) FROM phases WHERE status = 'interrupted'") == 0);
+  CHECK(Count(db, "SELECT COUNT(*) FROM phases WHERE status = 'superseded'") <= 2);
+  CHECK(Count(db, "SELECT COUNT(*) FROM phases WHERE status = 'complete'") == 2 + 9 + 1);
+  auto runs = (*store)->ListRuns();
+  REQUIRE(runs.ok());
+  REQUIRE(runs->size() == 1);
+  CHECK((*runs)[0].status == store::RunStatus::kComplete);
+  // requests.jsonl holds the requests of the complete phases, old and new.
+  const std::string lines = testing::ReadText(dir / "out/requests.jsonl");
+  CHECK(Count(db,
+              "SELECT COUNT(*) FROM requests JOIN phases ON phases.id = requests.phase_id "
+              "WHERE phases.status = 'complete'") == std::count(lines.begin(), lines.end(), '\n'));
+
+  // A complete run has nothing to resume.
+  Ran third = testing::RunStagegate(dir, {"--quiet", "run", "--resume", id});
+  CHECK(third.exit_code == 2);
+  CHECK(third.err.find("is complete: nothing to resume") != std::string::npos);
+}
+
 TEST_CASE("run refuses bad input before sending anything", "[cli][run]") {
   testing::TempDir dir;
   SECTION("an unknown stage") {

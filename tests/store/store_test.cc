@@ -476,7 +476,9 @@ TEST_CASE("Store::Open refuses a store written by a newer schema", "[store]") {
   CHECK(store.status().code() == Status::Code::kStoreError);
   CHECK(store.status().message() == path +
                                         ": the store has schema version 99, newer than this "
-                                        "build's 3; use a newer stagegate");
+                                        "build's " +
+                                        std::to_string(CurrentSchemaVersion()) +
+                                        "; use a newer stagegate");
   // The store is left as it was: no tables, the same version.
   std::unique_ptr<Database> db = OpenDatabase(path);
   CHECK(QueryInt(*db, "PRAGMA user_version") == 99);
