@@ -65,8 +65,10 @@ class RunCommand : public Command {
                     ExitCode::kInvalidInput);
       resumed = **found;
       scenario_ = resumed->scenario_file;
+      const int workers = settings_.workers;  // the one setting a resume may change
       settings_ = scenario::SettingsFromJson(
           nlohmann::json::parse(resumed->settings_json, nullptr, /*allow_exceptions=*/false));
+      if (workers != 0) settings_.workers = workers;
     }
 
     manifest::Diagnostics diagnostics;
