@@ -163,10 +163,17 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
     std::unique_lock lock(mutex);
     while (running > 0) {
       all_done.wait_for(lock, std::chrono::milliseconds(control.tick_ms));
-      if (running > 0 && control.on_tick) {
+      if (running > 0 && (control.on_tick || control.on_records)) {
         lock.unlock();
-        control.on_tick(
-            Snapshot(counters, arrivals, phase_start, control.clock->NowNs() - control.origin_ns));
+        if (control.on_tick)
+          control.on_tick(Snapshot(counters, arrivals, phase_start,
+                                   control.clock->NowNs() - control.origin_ns));
+        if (control.on_records) {
+          std::vector<RequestRecord> finished;
+          for (const auto& worker : pool)
+            worker->CopyNewRecords(finished);
+          if (!finished.empty()) control.on_records(std::move(finished));
+        }
         lock.lock();
       }
     }

@@ -89,6 +89,10 @@ struct RunControl {
   const std::atomic<bool>* stop = nullptr;
   /// Called on the calling thread about every `tick_ms` while the phase runs.
   std::function<void(const LiveSnapshot&)> on_tick;
+  /// When set, called on the calling thread about every `tick_ms` with copies of the records
+  /// finished since the last call, so they can be kept (in the store) before the phase ends.
+  /// Records finished after the last call are only in LoadResult, which has every record.
+  std::function<void(std::vector<RequestRecord>)> on_records;
   int tick_ms = 250;
 };
 

@@ -202,8 +202,23 @@ void Worker::Drop(const Arrival& arrival, const std::string& why, bool refused_b
   record.warmup = arrival.sequence < options_.warmup_requests;
   record.outcome = Outcome::kCancelled;
   record.error_message = why;
-  records_.push_back(std::move(record));
+  Keep(std::move(record));
   if (refused_by_cap) counters_.dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Worker::Keep(RequestRecord record) {
+  if (!control_.on_records) {
+    records_.push_back(std::move(record));
+    return;
+  }
+  std::lock_guard lock(records_mutex_);
+  records_.push_back(std::move(record));
+}
+
+void Worker::CopyNewRecords(std::vector<RequestRecord>& out) {
+  std::lock_guard lock(records_mutex_);
+  out.insert(out.end(), records_.begin() + static_cast<std::ptrdiff_t>(copied_), records_.end());
+  copied_ = records_.size();
 }
 
 void Worker::Reap() {
@@ -219,7 +234,7 @@ void Worker::Reap() {
       counters_.ttft[LiveCounters::TtftBucket(*record.first_token_ns - *record.sent_ns)].fetch_add(
           1, std::memory_order_relaxed);
     if (plan_.closed_loop) free_since_.push_back(record.end_ns.value_or(Now()));
-    records_.push_back(std::move(record));
+    Keep(std::move(record));
     pool_.push_back(slot);
   }
   finished_.clear();

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <vector>
@@ -37,7 +38,11 @@ class Worker {
   /// Runs to the end of the plan (or the stop, plus the grace period).
   Status Run();
 
+  /// Every record, once Run has returned.
   std::vector<RequestRecord>& records() { return records_; }
+  /// Appends copies of the records finished since the last call to `out`. Thread-safe: called
+  /// by the engine's thread while this worker runs (only when RunControl::on_records is set).
+  void CopyNewRecords(std::vector<RequestRecord>& out);
   /// CPU time this thread used in Run, in seconds.
   double cpu_s() const { return cpu_s_; }
   /// Of cpu_s, the time spent polling sockets and finding none ready.
@@ -68,7 +73,10 @@ class Worker {
   std::vector<Slot*> pool_;                   // the idle ones
   std::vector<Slot*> in_flight_;
   std::vector<Exchange*> finished_;
+  void Keep(RequestRecord record);
   std::vector<RequestRecord> records_;
+  std::mutex records_mutex_;        // records_, when its records are copied out while it runs
+  size_t copied_ = 0;               // records_ before this were handed to CopyNewRecords
   std::deque<Arrival> queue_;       // open loop, capped, kQueue: arrivals waiting for a slot
   std::deque<int64_t> free_since_;  // closed loop: when each free slot became free
   size_t next_arrival_ = 0;

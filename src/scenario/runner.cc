@@ -238,14 +238,29 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
 
   load::RunControl control{.clock = &clock_, .origin_ns = origin_ns_, .stop = &stop_};
   control.on_tick = load::ProgressLine(console_, clock_, stage + " " + StepName(step));
+  // Records go to the store as they finish (every tick), so a killed process loses little more
+  // than the requests in flight.
+  std::set<int64_t> stored;
+  Status storing = Status::Ok();
+  control.on_records = [&](std::vector<load::RequestRecord> finished) {
+    for (load::RequestRecord& record : finished) {
+      record.run_id = run_id_;
+      record.phase_id = *phase_id;
+      stored.insert(record.sequence);
+    }
+    if (storing.ok()) storing = store_.AddRequestsInBatches(finished);
+  };
   Result<load::LoadResult> load = load::RunLoad(step.options, source, control);
   console_.EndProgress();
   if (!load.ok()) return load.status();
+  SG_RETURN_IF_ERROR(storing);
+  std::vector<load::RequestRecord> rest;
   for (load::RequestRecord& record : load->records) {
     record.run_id = run_id_;
     record.phase_id = *phase_id;
+    if (!stored.contains(record.sequence)) rest.push_back(record);
   }
-  SG_RETURN_IF_ERROR(store_.AddRequestsInBatches(load->records));
+  SG_RETURN_IF_ERROR(store_.AddRequestsInBatches(rest));
   SG_RETURN_IF_ERROR(store_.FinishPhase(*phase_id, load->started_ns, load->ended_ns,
                                         load->interrupted ? "interrupted" : "complete"));
   result.metrics = load::ComputeMetrics(load->records, {});

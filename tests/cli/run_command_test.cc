@@ -247,6 +247,48 @@ TEST_CASE("--resume continues an interrupted run with the phases it did not comp
   CHECK(third.err.find("is complete: nothing to resume") != std::string::npos);
 }
 
+TEST_CASE("a killed run leaves a consistent store with what finished, and can be resumed",
+          "[cli][run]") {
+  testing::TempDir dir;
+  const std::string scenario =
+      Scenario(dir, {{"steady:   {rate: 4, arrival: constant, duration_s: 1}",
+                      "steady:   {rate: 4, arrival: constant, duration_s: 4}"},
+                     {"  - name: retrieval\n    capabilities: [retrieval]",
+                      "  - name: retrieval\n    phases: [warmup]\n    capabilities: [retrieval]"}});
+  Ran killed = Run(dir, scenario, {}, [](pid_t pid) {
+    usleep(3'000'000);  // in the first stage's steady phase (warmup takes about 0.2 s)
+    kill(pid, SIGKILL);
+  });
+  REQUIRE(killed.exit_code == -1);  // killed by the signal: no exit status
+  {
+    auto store = store::Store::Open(dir / "store.db");
+    REQUIRE(store.ok());
+    store::Database& db = (*store)->database();
+    Result<store::Statement> check = store::Statement::Prepare(db, "PRAGMA integrity_check");
+    REQUIRE(check.ok());
+    REQUIRE(check->Step());
+    CHECK(check->Text(0) == "ok");
+    // The steady phase was running: what had finished of it is in the store already.
+    CHECK(Count(db, "SELECT COUNT(*) FROM phases WHERE status = 'running'") == 1);
+    CHECK(Count(db,
+                "SELECT COUNT(*) FROM requests JOIN phases ON phases.id = requests.phase_id "
+                "WHERE phases.status = 'running'") >= 4);
+    auto runs = (*store)->ListRuns();
+    REQUIRE(runs.ok());
+    REQUIRE(runs->size() == 1);
+    CHECK((*runs)[0].status == store::RunStatus::kRunning);
+  }
+  auto store = store::Store::Open(dir / "store.db");
+  REQUIRE(store.ok());
+  const std::string id = (*(*store)->ListRuns())[0].id;
+  Ran resumed =
+      testing::RunStagegate(dir, {"--quiet", "run", "--resume", id, "--out", dir / "out"});
+  INFO(resumed.out << resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(Count((*store)->database(), "SELECT COUNT(*) FROM phases WHERE status = 'superseded'") ==
+        1);
+}
+
 TEST_CASE("run refuses bad input before sending anything", "[cli][run]") {
   testing::TempDir dir;
   SECTION("an unknown stage") {

@@ -681,6 +681,35 @@ TEST_CASE("busy polling keeps a worker awake and counts its empty polls apart fr
   }
 }
 
+TEST_CASE("on_records hands out each finished record once while the phase runs", "[load]") {
+  auto sim = StartSim();
+  // 40 requests a second for 1 s, two workers, a tick every 20 ms: many small batches.
+  const std::vector<Arrival> arrivals =
+      Schedule({.rate = 40, .process = ArrivalProcess::kConstant, .requests = 40});
+  RunControl control = Control();
+  control.tick_ms = 20;
+  std::vector<std::vector<int64_t>> batches;
+  control.on_records = [&](std::vector<RequestRecord> finished) {
+    std::vector<int64_t> sequences;
+    for (const RequestRecord& r : finished) {
+      CHECK(r.end_ns.has_value());  // only finished requests
+      sequences.push_back(r.sequence);
+    }
+    batches.push_back(sequences);
+  };
+  LoadResult result =
+      Run({.arrivals = arrivals, .workers = 2}, ChatSource(ChatUrl(sim->base_url())), control);
+  REQUIRE(result.records.size() == 40);
+  std::set<int64_t> seen;
+  for (const std::vector<int64_t>& batch : batches)
+    for (int64_t sequence : batch)
+      CHECK(seen.insert(sequence).second);  // never twice
+  CHECK(batches.size() >= 5);               // handed out along the way, not at the end
+  CHECK(seen.size() >= 30);                 // all but those finished after the last tick
+  for (int64_t sequence : seen)
+    CHECK(sequence < 40);
+}
+
 TEST_CASE("requests still in flight after the grace period are cancelled, text kept", "[load]") {
   auto sim = StartSim();
   const RequestSource stalled =
