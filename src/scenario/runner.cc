@@ -1,7 +1,5 @@
 #include "scenario/runner.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -14,6 +12,7 @@
 #include "manifest/yaml_reader.h"
 #include "scenario/stage_requests.h"
 #include "sim/sim_server.h"
+#include "telemetry/nvml.h"
 #include "telemetry/scraper.h"
 
 namespace stagegate::scenario {
@@ -297,6 +296,8 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
   const manifest::Scenario& scenario = bundle_.scenario;
 
   // Telemetry on the same clock as the requests, for the whole run.
+  // The sampler outlives the scrapers that read it (they are destroyed, and stopped, first).
+  std::unique_ptr<telemetry::NvmlSampler> nvml;
   std::vector<std::pair<TelemetrySource, std::unique_ptr<telemetry::Scraper>>> scrapers;
   const int64_t interval_ms = scenario.telemetry.scrape_interval_ms;
   const auto scrape = [&](const std::string& source, const std::string& url) {
@@ -310,17 +311,21 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
   if (interval_ms > 0 && !metrics_url.empty()) scrape("metrics", metrics_url);
   if (interval_ms > 0 && scenario.telemetry.gpu == manifest::GpuTelemetry::kDcgm)
     scrape("dcgm", scenario.telemetry.dcgm_url);
-  if (scenario.telemetry.gpu == manifest::GpuTelemetry::kAuto) {
-    // Loaded at run time only to see whether the machine has NVIDIA's driver at all.
-    if (void* nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL)) {
-      dlclose(nvml);
-      report.notes.push_back(
-          "GPU telemetry: NVML is present, but stagegate reads GPU figures only from a DCGM "
-          "exporter (telemetry: gpu: dcgm, dcgm_url)");
+  if (scenario.telemetry.gpu == manifest::GpuTelemetry::kAuto && interval_ms > 0) {
+    Result<std::unique_ptr<telemetry::NvmlSampler>> opened = telemetry::NvmlSampler::Open();
+    if (opened.ok()) {
+      nvml = std::move(*opened);
+      scrapers.emplace_back(TelemetrySource{.source = "gpu", .url = "nvml"},
+                            std::make_unique<telemetry::Scraper>(
+                                "nvml",
+                                [sampler = nvml.get(), this](int64_t& arrived_ns) {
+                                  arrived_ns = clock_.NowNs();
+                                  return sampler->Read();
+                                },
+                                "gpu", interval_ms, origin_ns_));
+      scrapers.back().second->Start();
     } else {
-      report.notes.push_back(
-          "GPU telemetry: no NVIDIA driver (NVML) on this machine; no GPU "
-          "figures");
+      report.notes.push_back("GPU telemetry: none (" + opened.status().message() + ")");
     }
   }
   const auto finish_telemetry = [&]() -> Status {

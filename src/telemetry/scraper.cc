@@ -64,7 +64,21 @@ class Fetcher {
 }  // namespace
 
 Scraper::Scraper(std::string url, std::string source, int64_t interval_ms, int64_t origin_ns)
-    : url_(std::move(url)),
+    : Scraper(
+          url,
+          [url, fetcher = std::shared_ptr<Fetcher>()](
+              int64_t& arrived_ns) mutable -> Result<std::vector<Sample>> {
+            if (!fetcher) fetcher = std::make_shared<Fetcher>(url);  // on the scraper's thread
+            Result<Exposition> exposition = fetcher->Fetch(arrived_ns);
+            if (!exposition.ok()) return exposition.status();
+            return std::move(exposition->samples);
+          },
+          std::move(source), interval_ms, origin_ns) {}
+
+Scraper::Scraper(std::string name, Read read, std::string source, int64_t interval_ms,
+                 int64_t origin_ns)
+    : url_(std::move(name)),
+      read_(std::move(read)),
       source_(std::move(source)),
       interval_ms_(std::max<int64_t>(interval_ms, 1)),
       origin_ns_(origin_ns) {}
@@ -95,22 +109,21 @@ ScrapeStats Scraper::stats() const {
 }
 
 void Scraper::Run(std::stop_token stop) {
-  Fetcher fetcher(url_);
   std::condition_variable_any wake;  // notified by the stop request only
   const std::chrono::milliseconds interval(interval_ms_);
   auto next = std::chrono::steady_clock::now();
   while (!stop.stop_requested()) {
     int64_t arrived_ns = 0;
-    Result<Exposition> exposition = fetcher.Fetch(arrived_ns);
+    Result<std::vector<Sample>> read = read_(arrived_ns);
 
     std::unique_lock lock(mutex_);
     ++stats_.scrapes;
-    if (exposition.ok()) {
-      for (Sample& sample : exposition->samples)
+    if (read.ok()) {
+      for (Sample& sample : *read)
         samples_.push_back({arrived_ns - origin_ns_, source_, std::move(sample)});
     } else {
       ++stats_.failures;
-      stats_.last_error = exposition.status().WithContext(url_).message();
+      stats_.last_error = read.status().WithContext(url_).message();
     }
     const auto now = std::chrono::steady_clock::now();
     if (next <= now) next += ((now - next) / interval + 1) * interval;

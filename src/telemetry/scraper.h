@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <stop_token>
 #include <string>
@@ -31,7 +32,13 @@ struct ScrapeStats {
 /// called from any thread at any time.
 class Scraper {
  public:
+  /// One reading: the samples, with `arrived_ns` set to the steady clock when they were taken.
+  using Read = std::function<Result<std::vector<Sample>>(int64_t& arrived_ns)>;
+
   Scraper(std::string url, std::string source, int64_t interval_ms, int64_t origin_ns);
+  /// Samples `read` (called on the scraper's thread only) instead of a URL; `name` stands for it
+  /// in error messages, as the URL does.
+  Scraper(std::string name, Read read, std::string source, int64_t interval_ms, int64_t origin_ns);
   ~Scraper();  // stops
   Scraper(const Scraper&) = delete;
   Scraper& operator=(const Scraper&) = delete;
@@ -49,7 +56,8 @@ class Scraper {
  private:
   void Run(std::stop_token stop);
 
-  const std::string url_;
+  const std::string url_;  // or the name of what `read_` reads
+  const Read read_;
   const std::string source_;
   const int64_t interval_ms_;
   const int64_t origin_ns_;

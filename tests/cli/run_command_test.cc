@@ -150,7 +150,7 @@ TEST_CASE("a stage that fails its thresholds stops the run when the policy says 
   CHECK(run["notes"].dump().find("failure policy stops the run") != std::string::npos);
 }
 
-TEST_CASE("--only-stage runs one stage and marks the others skipped", "[cli][run]") {
+TEST_CASE("run --only-stage runs one stage and marks the others skipped", "[cli][run]") {
   testing::TempDir dir;
   Ran ran =
       Run(dir, Scenario(dir, {{"rates: [2, 100, 200]", "rates: [2]"}}), {"--only-stage", "bare"});
@@ -194,7 +194,7 @@ TEST_CASE("SIGINT ends run with exit 130, marked interrupted, keeping what was m
         std::count(lines.begin(), lines.end(), '\n'));
 }
 
-TEST_CASE("--resume continues an interrupted run with the phases it did not complete",
+TEST_CASE("run --resume continues an interrupted run with the phases it did not complete",
           "[cli][run]") {
   testing::TempDir dir;
   const std::string scenario = Scenario(dir);
