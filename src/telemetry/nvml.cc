@@ -32,7 +32,12 @@ struct NvmlSampler::Api {
 
 Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& library) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return Status::NotFound(library + ": not present (" + dlerror() + ")");
+  if (handle == nullptr) {
+    // dlerror() starts with the library's name, already in the message.
+    std::string why = dlerror();
+    if (why.starts_with(library + ": ")) why.erase(0, library.size() + 2);
+    return Status::NotFound(library + ": not present (" + why + ")");
+  }
   auto api = std::make_unique<Api>();
   std::string missing;
   const auto find = [&](auto& function, const char* name) {
