@@ -433,6 +433,8 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
 
     // Quality samples of the final stage: at rest, one request at a time, and from the steady
     // phase under load. Which is which stays in the store, away from reviewers.
+    if (i == final_stage && requests.task_count() == 0)
+      report.notes.push_back("no quality samples: the input is synthetic, with no task to review");
     if (i == final_stage && !stop_.load() && requests.task_count() > 0) {
       std::vector<std::pair<int64_t, int64_t>> under_load;
       if (const StepResult* steady = stage_result.Find(PhaseKind::kSteady)) {

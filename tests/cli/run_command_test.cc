@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,35 @@ TEST_CASE("run --only-stage runs one stage and marks the others skipped", "[cli]
   CHECK(run["stages"][1]["skipped"] == true);
   // The samples at rest come from the stage that ran.
   CHECK(run["quality_samples"]["at_rest"] == 3);
+}
+
+TEST_CASE("run sends synthetic prompts of the scenario's lengths instead of the corpus",
+          "[cli][run]") {
+  testing::TempDir dir;
+  Ran ran = Run(
+      dir,
+      Scenario(dir, {{"input:\n  source: corpus",
+                      "input:\n  source: synthetic\n  input_tokens: {mean: 40}\n"
+                      "  output_tokens: {mean: 6}"},
+                     {"sampling: {temperature: 0, max_tokens: 16}", "sampling: {temperature: 0}"}}),
+      {"--only-stage", "bare"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  std::istringstream lines(testing::ReadText(dir / "out/requests.jsonl"));
+  int64_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    const json r = json::parse(line);
+    INFO(line.substr(0, 300));
+    CHECK(r["input"]["synthetic_input_tokens"] == 40);
+    CHECK(r["input"]["requested_output_tokens"] == 6);
+    CHECK_FALSE(r["input"].contains("task_id"));
+    if (r["outcome"] == "ok") CHECK(r["tokens"]["output"] == 6);
+  }
+  CHECK(count == 2 + 4);  // warmup and steady: synthetic prompts have no answers to review
+  const json run = json::parse(testing::ReadText(dir / "out/run.json"));
+  CHECK(run["quality_samples"]["at_rest"] == 0);
+  CHECK(run["notes"].dump().find("no quality samples: the input is synthetic") !=
+        std::string::npos);
 }
 
 TEST_CASE("SIGINT ends run with exit 130, marked interrupted, keeping what was measured",
