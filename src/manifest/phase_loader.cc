@@ -22,6 +22,14 @@ std::vector<Spike> ReadSpikes(const YamlFile& file, const YAML::Node& node) {
     spike.duration_s = map.Number("duration_s", Need::kRequired, kPositive).value_or(0);
     spike.rate = map.Number("rate", Need::kRequired, kPositive).value_or(0);
     map.Finish();
+    // The schedule gives each moment one rate: windows may touch, not overlap.
+    for (const Spike& earlier : spikes)
+      if (spike.at_s < earlier.at_s + earlier.duration_s &&
+          earlier.at_s < spike.at_s + spike.duration_s)
+        file.Error(item, "this spike (" + FormatNumber(spike.at_s) + " to " +
+                             FormatNumber(spike.at_s + spike.duration_s) +
+                             " s) overlaps an earlier one (" + FormatNumber(earlier.at_s) + " to " +
+                             FormatNumber(earlier.at_s + earlier.duration_s) + " s)");
     spikes.push_back(spike);
   }
   return spikes;
