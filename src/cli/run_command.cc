@@ -22,9 +22,11 @@ namespace {
 class RunCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
-    app.add_option("scenario", scenario_, "The scenario file (not with --resume)");
+    app.add_option("scenario", scenario_, "The scenario file (not with --resume)")
+        ->type_name("FILE");
     app.add_option("--resume", resume_id_,
-                   "Continue an interrupted run with the phases it did not complete");
+                   "Continue an interrupted run with the phases it did not complete")
+        ->type_name("RUN_ID");
     app.add_option("--target-url", settings_.target_url,
                    "Send to this base URL (http://host:port) instead of the scenario's target");
     app.add_option("--model", settings_.model, "Model name sent in requests");
