@@ -328,17 +328,25 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
       report.notes.push_back("GPU telemetry: none (" + opened.status().message() + ")");
     }
   }
-  const auto finish_telemetry = [&]() -> Status {
+  // Samples go to the store after every step, as records do, and at the end.
+  const auto store_telemetry = [&]() -> Status {
     for (auto& [info, scraper] : scrapers) {
-      scraper->Stop();
       const std::vector<telemetry::TimedSample> samples = scraper->TakeSamples();
       Result<int64_t> left_out = store_.AddTelemetry(run_id_, samples);
       if (!left_out.ok()) return left_out.status();
+      info.samples += static_cast<int64_t>(samples.size()) - *left_out;
+    }
+    return Status::Ok();
+  };
+  const auto finish_telemetry = [&]() -> Status {
+    for (auto& [info, scraper] : scrapers)
+      scraper->Stop();
+    SG_RETURN_IF_ERROR(store_telemetry());
+    for (auto& [info, scraper] : scrapers) {
       const telemetry::ScrapeStats stats = scraper->stats();
       info.scrapes = stats.scrapes;
       info.failures = stats.failures;
       info.last_error = stats.last_error;
-      info.samples = static_cast<int64_t>(samples.size()) - *left_out;
       report.telemetry.push_back(info);
     }
     return Status::Ok();
@@ -365,6 +373,7 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
     std::optional<int64_t> overload_end_ns;
     for (PhaseStep& planned : stage.steps) {
       if (stop_.load()) break;
+      SG_RETURN_IF_ERROR(store_telemetry());
       const PhaseKind kind = planned.kind;
       const manifest::LoadPhase& phase = *scenario.FindPhase(kind);
       if (kind != PhaseKind::kSweep) {

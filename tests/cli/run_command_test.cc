@@ -303,6 +303,8 @@ TEST_CASE("a killed run leaves a consistent store with what finished, and can be
     CHECK(Count(db,
                 "SELECT COUNT(*) FROM requests JOIN phases ON phases.id = requests.phase_id "
                 "WHERE phases.status = 'running'") >= 4);
+    // Telemetry scraped before the phase began is stored too.
+    CHECK(Count(db, "SELECT COUNT(*) FROM telemetry_samples") > 0);
     auto runs = (*store)->ListRuns();
     REQUIRE(runs.ok());
     REQUIRE(runs->size() == 1);
