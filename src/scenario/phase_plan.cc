@@ -66,6 +66,7 @@ Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<doub
 }
 
 std::string StepName(const PhaseStep& step) {
+  if (!step.label.empty()) return step.label;
   std::string name = manifest::NameOf(step.kind, manifest::kPhaseNames);
   if (step.kind == manifest::PhaseKind::kSweep && step.level)
     name += " " + FormatNumber(*step.level, 2) + (step.closed_loop ? " concurrent" : " req/s");

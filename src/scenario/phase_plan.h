@@ -17,6 +17,7 @@ struct PhaseStep {
   std::optional<double> level;         // the rate (req/s) or concurrency this step runs at
   bool closed_loop = false;            // level is a concurrency
   std::optional<double> offered_rate;  // open loop: the drawn schedule's mean rate
+  std::string label;                   // a fault-control step's name; "" for a load phase
   load::LoadOptions options;
 };
 

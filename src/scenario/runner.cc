@@ -7,6 +7,7 @@
 #include "base/hashing.h"
 #include "base/strings.h"
 #include "console/console.h"
+#include "faults/access_denial.h"
 #include "load/engine.h"
 #include "load/progress.h"
 #include "manifest/yaml_reader.h"
@@ -23,6 +24,11 @@ using manifest::PhaseKind;
 
 std::string PhaseName(PhaseKind kind) {
   return manifest::NameOf(kind, manifest::kPhaseNames);
+}
+
+// A step's name in the store's phases: the phase, or a fault-control step's label.
+std::string StoredName(const PhaseStep& step) {
+  return step.label.empty() ? PhaseName(step.kind) : step.label;
 }
 
 bool Judged(PhaseKind kind) {
@@ -186,7 +192,7 @@ Status Runner::Prepare(Plan& plan) {
 const store::PhaseInfo* Runner::Stored(const std::string& stage, const PhaseStep& step) const {
   if (resume_ == nullptr) return nullptr;
   for (const store::PhaseInfo& phase : resume_->phases)
-    if (phase.stage == stage && phase.phase == PhaseName(step.kind) && phase.level == step.level &&
+    if (phase.stage == stage && phase.phase == StoredName(step) && phase.level == step.level &&
         phase.status != "superseded")
       return &phase;
   return nullptr;
@@ -194,7 +200,7 @@ const store::PhaseInfo* Runner::Stored(const std::string& stage, const PhaseStep
 
 Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
                                    const load::RequestSource& source, bool measure_again) {
-  StepResult result{.stage = stage, .judged = Judged(step.kind)};
+  StepResult result{.stage = stage, .judged = step.label.empty() && Judged(step.kind)};
   if (const store::PhaseInfo* stored = Stored(stage, step)) {
     if (stored->status == "complete" && !measure_again) {
       std::vector<load::RequestRecord> records;
@@ -228,7 +234,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   Result<int64_t> phase_id = store_.AddPhase({.run_id = run_id_,
                                               .ordinal = ordinal,
                                               .stage = stage,
-                                              .phase = PhaseName(step.kind),
+                                              .phase = StoredName(step),
                                               .level = step.level,
                                               .config_json = config.dump(),
                                               .status = "running"});
@@ -488,9 +494,76 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
     }
     report.stages.push_back(std::move(stage_result));
   }
+  if (!stop_.load() && plan.stages[final_stage].requests)
+    SG_RETURN_IF_ERROR(RunDenialProbes(*plan.stages[final_stage].requests, plan.endpoint, report));
   SG_RETURN_IF_ERROR(finish_telemetry());
   report.interrupted = stop_.load();
   return report;
+}
+
+Status Runner::RunDenialProbes(const StageRequests& requests, const Endpoint& endpoint,
+                               RunReport& report) {
+  const manifest::Corpus* corpus = bundle_.corpus ? &*bundle_.corpus : nullptr;
+  std::vector<std::string> canaries;
+  if (corpus)
+    for (const manifest::Document& document : corpus->documents)
+      if (!document.canary.empty()) canaries.push_back(document.canary);
+  const manifest::Timeouts& timeouts = bundle_.scenario.target.timeouts;
+  // One request at a time: the probes test access control, not load.
+  const auto step = [&](std::string label, int64_t count) {
+    PhaseStep s{.kind = PhaseKind::kSteady, .level = 1, .closed_loop = true, .label = label};
+    s.options = {.concurrency = 1,
+                 .requests = count,
+                 .grace_s = 5,
+                 .workers = 1,
+                 .timeouts = {.connect_ms = timeouts.connect_ms,
+                              .first_token_ms = timeouts.first_token_ms,
+                              .total_ms = timeouts.total_ms}};
+    return s;
+  };
+  const auto token_of = [&](const std::optional<manifest::Ref>& persona) {
+    const manifest::Persona* p = corpus && persona ? corpus->FindPersona(persona->name) : nullptr;
+    return p ? PersonaToken(*p, endpoint.sim) : std::nullopt;
+  };
+  for (const manifest::AccessDenialProbe& probe : bundle_.scenario.faults.access_denial) {
+    if (stop_.load()) break;
+    const manifest::Task* task =
+        corpus && probe.task ? corpus->FindTask(probe.task->name) : nullptr;
+    std::optional<std::string> bearer;
+    if (probe.credentials == manifest::Credentials::kPersona)
+      bearer = token_of(probe.persona
+                            ? probe.persona
+                            : (task ? std::optional<manifest::Ref>(task->persona) : std::nullopt));
+    else if (probe.credentials == manifest::Credentials::kInvalid)
+      bearer = "stagegate-invalid-token";
+    const std::string persona =
+        probe.persona ? probe.persona->name
+        : probe.credentials == manifest::Credentials::kPersona && task
+            ? task->persona.name
+            : std::string(manifest::NameOf(probe.credentials, manifest::kCredentialsNames));
+    const load::RequestSpec spec = requests.Probe(task, probe.prompt, bearer, persona);
+    Result<StepResult> attempts =
+        RunStep("faults", step("access_denial " + probe.name, probe.repeat),
+                [&spec](int64_t) { return spec; });
+    if (!attempts.ok()) return attempts.status();
+    std::span<const load::RequestRecord> control;
+    if (probe.positive_control && !stop_.load()) {
+      const load::RequestSpec allowed = requests.Probe(
+          task, probe.prompt, token_of(probe.positive_control), probe.positive_control->name);
+      Result<StepResult> checked =
+          RunStep("faults", step("access_denial " + probe.name + " control", 1),
+                  [&allowed](int64_t) { return allowed; });
+      if (!checked.ok()) return checked.status();
+      control = RecordsOf(*checked);
+    }
+    faults::DenialFinding finding =
+        faults::JudgeDenial(probe, RecordsOf(*attempts), control, canaries);
+    SG_RETURN_IF_ERROR(store_.AddFaultResult(run_id_, probe.name, "access_denial",
+                                             attempts->phase_id, finding.verdict,
+                                             faults::DenialToJson(finding).dump()));
+    report.denials.push_back(std::move(finding));
+  }
+  return Status::Ok();
 }
 
 json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
@@ -569,6 +642,14 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
           {"stages", stages},
           {"quality_samples",
            {{"at_rest", report.samples_at_rest}, {"under_load", report.samples_under_load}}},
+          {"faults",
+           {{"access_denial",
+             [&] {
+               json out = json::array();
+               for (const faults::DenialFinding& f : report.denials)
+                 out.push_back(faults::DenialToJson(f));
+               return out;
+             }()}}},
           {"telemetry",
            [&] {
              json sources = json::array();
@@ -659,6 +740,17 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
       lines.push_back("recovery (" + stage.name + "): " +
                       stats::DescribeRecovery(*stage.recovery, stage.recovery_criteria,
                                               stage.recovery_observed_s));
+  }
+  for (const faults::DenialFinding& f : report.denials) {
+    std::string line = "access denial " + f.probe + ": " + f.verdict + " (" +
+                       std::to_string(f.denied) + " of " + std::to_string(f.attempts) +
+                       " denied, " + (f.leaks.empty() ? "no canary leaked" : "canary leaked");
+    if (f.control_saw_canary)
+      line += *f.control_saw_canary ? "; the positive control saw one"
+                                    : "; the positive control saw none";
+    lines.push_back(line + ")");
+    for (const std::string& reason : f.reasons)
+      lines.push_back("  " + reason);
   }
   for (const TelemetrySource& t : report.telemetry)
     lines.push_back(

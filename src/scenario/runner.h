@@ -14,10 +14,12 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "console/console.h"
+#include "faults/access_denial.h"
 #include "load/metrics.h"
 #include "manifest/bundle.h"
 #include "scenario/findings.h"
 #include "scenario/phase_plan.h"
+#include "scenario/stage_requests.h"
 #include "stats/capacity.h"
 #include "stats/recovery.h"
 #include "store/store.h"
@@ -91,6 +93,7 @@ struct RunReport {
   bool interrupted = false;
   std::vector<StageResult> stages;
   int64_t samples_at_rest = 0, samples_under_load = 0;
+  std::vector<faults::DenialFinding> denials;  // access-denial probes, in the scenario's order
   std::vector<std::string> notes;  // facts for the reader: telemetry absent, a stage skipped...
 };
 
@@ -124,6 +127,10 @@ class Runner {
   /// when `measure_again`: then the stored phase is marked superseded).
   Result<StepResult> RunStep(const std::string& stage, PhaseStep step,
                              const load::RequestSource& source, bool measure_again = false);
+  /// The scenario's access-denial probes, one request at a time, through `requests` (the final
+  /// stage's configuration) with each probe's credentials.
+  Status RunDenialProbes(const StageRequests& requests, const Endpoint& endpoint,
+                         RunReport& report);
   /// The stored phase of a step, if the run being resumed has one.
   const store::PhaseInfo* Stored(const std::string& stage, const PhaseStep& step) const;
 

@@ -10,15 +10,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// A persona's bearer token: its variable's value; against the sim, which accepts it, the
-// fallback sim-token-<name> when the variable is unset.
-std::optional<std::string> TokenOf(const manifest::Persona& persona, bool sim) {
-  const char* value = persona.token_env.empty() ? nullptr : std::getenv(persona.token_env.c_str());
-  if (value != nullptr && *value != '\0') return std::string(value);
-  if (sim) return "sim-token-" + persona.name;
-  return std::nullopt;
-}
-
 json ToolsJson(const manifest::Corpus& corpus) {
   json tools = json::array();
   for (const manifest::ToolDefinition& tool : corpus.tools)
@@ -31,6 +22,13 @@ json ToolsJson(const manifest::Corpus& corpus) {
 }
 
 }  // namespace
+
+std::optional<std::string> PersonaToken(const manifest::Persona& persona, bool sim) {
+  const char* value = persona.token_env.empty() ? nullptr : std::getenv(persona.token_env.c_str());
+  if (value != nullptr && *value != '\0') return std::string(value);
+  if (sim) return "sim-token-" + persona.name;
+  return std::nullopt;
+}
 
 std::vector<const manifest::Task*> StageTasks(const manifest::Corpus& corpus,
                                               const manifest::EffectiveStage& stage) {
@@ -92,22 +90,14 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
     if (stage.persona_credentials) {
       const manifest::Persona* persona = bundle.corpus->FindPersona(task->persona.name);
       if (persona != nullptr) {
-        std::optional<std::string> token = TokenOf(*persona, endpoint.sim);
+        std::optional<std::string> token = PersonaToken(*persona, endpoint.sim);
         if (token)
           request.headers.push_back("Authorization: Bearer " + *token);
         else if (std::find(missing.begin(), missing.end(), persona->token_env) == missing.end())
           missing.push_back(persona->token_env);
       }
     }
-    if (!task->messages.empty() && api == http::ApiKind::kChat) {
-      json messages = json::array();
-      for (const manifest::ChatMessage& message : task->messages)
-        messages.push_back({{"role", message.role}, {"content", message.content}});
-      request.body = http::BuildChatBody(requests.body_, messages);
-    } else {
-      request.body = http::BuildRequestBody(
-          requests.body_, task->messages.empty() ? task->prompt : task->messages.back().content);
-    }
+    request.body = requests.BodyFor(task, "");
     requests.tasks_.push_back(std::move(request));
   }
   if (!missing.empty())
@@ -119,6 +109,31 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
         "stage '" + stage.name + "' has no corpus task to send: none " +
         "needs only its capabilities (set 'tasks: all' to send every task)");
   return requests;
+}
+
+std::string StageRequests::BodyFor(const manifest::Task* task, std::string_view prompt) const {
+  if (task == nullptr) return http::BuildRequestBody(body_, prompt);
+  if (!task->messages.empty() && body_.api == http::ApiKind::kChat) {
+    json messages = json::array();
+    for (const manifest::ChatMessage& message : task->messages)
+      messages.push_back({{"role", message.role}, {"content", message.content}});
+    return http::BuildChatBody(body_, messages);
+  }
+  return http::BuildRequestBody(
+      body_, task->messages.empty() ? task->prompt : task->messages.back().content);
+}
+
+load::RequestSpec StageRequests::Probe(const manifest::Task* task, const std::string& prompt,
+                                       const std::optional<std::string>& bearer,
+                                       const std::string& persona) const {
+  load::RequestSpec spec{.url = url_,
+                         .body = BodyFor(task, prompt),
+                         .headers = headers_,
+                         .stream = stream_,
+                         .task_id = task ? task->id : "",
+                         .persona = persona};
+  if (bearer) spec.headers.push_back("Authorization: Bearer " + *bearer);
+  return spec;
 }
 
 load::RequestSpec StageRequests::ForTask(size_t task_index) const {

@@ -34,11 +34,18 @@ class StageRequests {
                                     const Endpoint& endpoint);
 
   load::RequestSpec operator()(int64_t sequence) const;
+  /// A request of a fault-control probe: `task`'s conversation (or `prompt` when task is null),
+  /// with this stage's overlays but the probe's own credentials: `bearer` (or none).
+  load::RequestSpec Probe(const manifest::Task* task, const std::string& prompt,
+                          const std::optional<std::string>& bearer,
+                          const std::string& persona) const;
   /// The request for one task (quality samples at rest go task by task).
   load::RequestSpec ForTask(size_t task_index) const;
   size_t task_count() const { return tasks_.size(); }
 
  private:
+  std::string BodyFor(const manifest::Task* task, std::string_view prompt) const;
+
   struct TaskRequest {
     const manifest::Task* task;
     std::string body;
@@ -51,6 +58,10 @@ class StageRequests {
   std::optional<load::SyntheticOptions> synthetic_;
   bool stream_ = true;
 };
+
+/// A persona's bearer token: the value of its `token_env` variable; against the sim, which
+/// accepts it, sim-token-<name> when the variable is unset. Absent otherwise.
+std::optional<std::string> PersonaToken(const manifest::Persona& persona, bool sim);
 
 /// The tasks of `corpus` a stage sends, in corpus order.
 std::vector<const manifest::Task*> StageTasks(const manifest::Corpus& corpus,

@@ -318,6 +318,19 @@ bool Store::HasAnswer(const std::string& run_id, int64_t phase_id, int64_t seque
   return query->Step();
 }
 
+Status Store::AddFaultResult(const std::string& run_id, const std::string& probe,
+                             const std::string& kind, int64_t phase_id, const std::string& verdict,
+                             const std::string& evidence_json) {
+  Result<Statement> insert = Statement::Prepare(
+      *db_,
+      "INSERT INTO fault_results (run_id, probe, kind, step, request_id, verdict, evidence_json) "
+      "VALUES (?,?,?,?,NULL,?,?)");
+  if (!insert.ok()) return insert.status();
+  insert->Bind(1, run_id).Bind(2, probe).Bind(3, kind).Bind(4, "phase " + std::to_string(phase_id));
+  insert->Bind(5, verdict).Bind(6, evidence_json);
+  return insert->Run().WithContext("fault result of " + probe);
+}
+
 Status Store::AddAnswers(const std::string& run_id, const std::string& condition,
                          const std::vector<std::pair<int64_t, int64_t>>& phase_and_sequence) {
   Transaction transaction(*db_);

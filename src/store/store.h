@@ -85,6 +85,11 @@ class Store {
   /// are left out (SQLite stores no NaN); their count is returned.
   Result<int64_t> AddTelemetry(const std::string& run_id,
                                std::span<const telemetry::TimedSample> samples);
+  /// Records the result of a fault-control probe: the phase holding its requests, its verdict
+  /// and the evidence (JSON).
+  Status AddFaultResult(const std::string& run_id, const std::string& probe,
+                        const std::string& kind, int64_t phase_id, const std::string& verdict,
+                        const std::string& evidence_json);
   /// The run's requests in phase order, then schedule order.
   Result<std::vector<load::RequestRecord>> ListRequests(const std::string& run_id);
 

@@ -321,6 +321,66 @@ TEST_CASE("a killed run leaves a consistent store with what finished, and can be
         1);
 }
 
+// The access-denial test scenario (tests/testdata/run/denial.yaml), edited, written into `dir`.
+std::string DenialScenario(const testing::TempDir& dir,
+                           const std::vector<std::pair<std::string, std::string>>& edits = {}) {
+  std::string text = testing::ReadText(testing::Testdata("run/denial.yaml"));
+  for (const auto& [from, to] : edits) {
+    REQUIRE(text.find(from) != std::string::npos);
+    text = testing::ReplaceAll(text, from, to);
+  }
+  text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
+  testing::WriteText(dir / "leak-sim.yaml",
+                     testing::ReadText(testing::Testdata("run/leak-sim.yaml")));
+  testing::WriteText(dir / "denial.yaml", text);
+  return dir / "denial.yaml";
+}
+
+json DenialRun(const testing::TempDir& dir, const std::string& scenario) {
+  Ran ran = Run(dir, scenario);
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  const json run = json::parse(testing::ReadText(dir / "out/run.json"));
+  REQUIRE(run["faults"]["access_denial"].size() == 2);
+  return run["faults"]["access_denial"];
+}
+
+TEST_CASE("access-denial probes pass on a sim that denies, and the store keeps their results",
+          "[cli][run][faults]") {
+  testing::TempDir dir;
+  const json probes = DenialRun(dir, DenialScenario(dir));
+  CHECK(probes[0]["probe"] == "contractor-reads-salary-bands");
+  CHECK(probes[0]["verdict"] == "pass");
+  CHECK(probes[0]["attempts"] == 2);
+  CHECK(probes[0]["denied"] == 2);
+  CHECK(probes[0]["positive_control_saw_canary"] == true);
+  CHECK(probes[1]["probe"] == "no-credentials");
+  CHECK(probes[1]["verdict"] == "pass");
+  auto store = store::Store::Open(dir / "store.db");
+  REQUIRE(store.ok());
+  CHECK(Count((*store)->database(),
+              "SELECT COUNT(*) FROM fault_results WHERE kind = 'access_denial' AND verdict = "
+              "'pass'") == 2);
+}
+
+TEST_CASE("an access-denial probe fails on a sim that leaks canaries", "[cli][run][faults]") {
+  testing::TempDir dir;
+  const json probes =
+      DenialRun(dir, DenialScenario(dir, {{"sim_profile: fast", "sim_profile: leak-sim.yaml"}}));
+  CHECK(probes[0]["verdict"] == "fail");
+  REQUIRE_FALSE(probes[0]["leaks"].empty());
+  CHECK(probes[0]["leaks"][0] == "CANARY-SB26-R8M3 in the answer of attempt 1");
+}
+
+TEST_CASE("a positive control that cannot see the canary makes the probe inconclusive",
+          "[cli][run][faults]") {
+  testing::TempDir dir;
+  const json probes = DenialRun(
+      dir, DenialScenario(dir, {{"positive_control: hr-partner", "positive_control: employee"}}));
+  CHECK(probes[0]["verdict"] == "inconclusive");
+  CHECK(probes[0]["positive_control_saw_canary"] == false);
+}
+
 TEST_CASE("run refuses bad input before sending anything", "[cli][run]") {
   testing::TempDir dir;
   SECTION("an unknown stage") {
