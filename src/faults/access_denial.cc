@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <regex>
 
+#include "manifest/patterns.h"
+
 namespace stagegate::faults {
 
 std::vector<std::string> CanariesIn(std::string_view text,
@@ -20,7 +22,7 @@ DenialFinding JudgeDenial(const manifest::AccessDenialProbe& probe,
   DenialFinding f{.probe = probe.name, .attempts = static_cast<int64_t>(attempts.size())};
   std::optional<std::regex> refusal;
   if (!probe.expect_answer.empty())
-    refusal.emplace(probe.expect_answer, std::regex::ECMAScript | std::regex::icase);
+    refusal.emplace(probe.expect_answer, manifest::kPatternFlags);  // as the loader checked it
   for (size_t i = 0; i < attempts.size(); ++i) {
     const load::RequestRecord& r = attempts[i];
     const std::string which = "attempt " + std::to_string(i + 1);
