@@ -96,8 +96,7 @@ Result<std::vector<Slo>> ParseSlos(std::string_view text) {
   return slos;
 }
 
-PhaseMetrics ComputeMetrics(const std::vector<RequestRecord>& records,
-                            const std::vector<Slo>& slos) {
+PhaseMetrics ComputeMetrics(std::span<const RequestRecord> records, const std::vector<Slo>& slos) {
   PhaseMetrics m;
   for (Outcome outcome : kAllOutcomes)
     m.outcomes[std::string(OutcomeName(outcome))] = 0;

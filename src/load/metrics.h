@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,8 +54,7 @@ struct PhaseMetrics {
   std::vector<std::string> warnings;  // plain sentences for the console and the report
 };
 
-PhaseMetrics ComputeMetrics(const std::vector<RequestRecord>& records,
-                            const std::vector<Slo>& slos);
+PhaseMetrics ComputeMetrics(std::span<const RequestRecord> records, const std::vector<Slo>& slos);
 
 /// {"requests": {...counts}, "throughput": {...}, "metrics": {"ttft_ms": summary, ...},
 /// "warnings": [...]}: the shape profile.json and run.json use.

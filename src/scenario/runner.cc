@@ -189,6 +189,14 @@ Status Runner::Prepare(Plan& plan) {
   return Status::Ok();
 }
 
+void Runner::Summarize(StepResult& result, std::span<const load::RequestRecord> records) const {
+  result.metrics = load::ComputeMetrics(records, {});
+  if (result.judged)
+    result.checks = CheckThresholds(bundle_.scenario.thresholds, result.metrics,
+                                    CountExpectedDenials(records, refusal_tasks_));
+  result.server_timing_ms = ServerTimingMeans(records);
+}
+
 const store::PhaseInfo* Runner::Stored(const std::string& stage, const PhaseStep& step) const {
   if (resume_ == nullptr) return nullptr;
   for (const store::PhaseInfo& phase : resume_->phases)
@@ -210,11 +218,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
       result.resumed = true;
       result.started_ns = stored->started_ns.value_or(0);
       result.ended_ns = stored->ended_ns.value_or(0);
-      result.metrics = load::ComputeMetrics(records, {});
-      if (result.judged)
-        result.checks = CheckThresholds(bundle_.scenario.thresholds, result.metrics,
-                                        CountExpectedDenials(records, refusal_tasks_));
-      result.server_timing_ms = ServerTimingMeans(records);
+      Summarize(result, records);
       step.options.arrivals = {};
       result.step = std::move(step);
       result.first_record = records_.size();
@@ -268,11 +272,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   SG_RETURN_IF_ERROR(store_.AddRequestsInBatches(rest));
   SG_RETURN_IF_ERROR(store_.FinishPhase(*phase_id, load->started_ns, load->ended_ns,
                                         load->interrupted ? "interrupted" : "complete"));
-  result.metrics = load::ComputeMetrics(load->records, {});
-  if (result.judged)
-    result.checks = CheckThresholds(bundle_.scenario.thresholds, result.metrics,
-                                    CountExpectedDenials(load->records, refusal_tasks_));
-  result.server_timing_ms = ServerTimingMeans(load->records);
+  Summarize(result, load->records);
   result.interrupted = load->interrupted;
   result.started_ns = load->started_ns;
   result.ended_ns = load->ended_ns;

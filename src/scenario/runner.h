@@ -131,6 +131,9 @@ class Runner {
   /// stage's configuration) with each probe's credentials.
   Status RunDenialProbes(const StageRequests& requests, const Endpoint& endpoint,
                          RunReport& report);
+  /// A step's statistics, threshold checks and Server-Timing means, from its records (measured
+  /// now, or taken from the store on a resume).
+  void Summarize(StepResult& result, std::span<const load::RequestRecord> records) const;
   /// The stored phase of a step, if the run being resumed has one.
   const store::PhaseInfo* Stored(const std::string& stage, const PhaseStep& step) const;
 

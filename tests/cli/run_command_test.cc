@@ -22,19 +22,27 @@ namespace {
 using json = nlohmann::json;
 using testing::Ran;
 
-// The test scenario, edited by `edits` (from, to), written into `dir` beside its sim profile.
-std::string Scenario(const testing::TempDir& dir,
-                     const std::vector<std::pair<std::string, std::string>>& edits = {}) {
-  std::string text = testing::ReadText(testing::Testdata("run/run.yaml"));
+using Edits = std::vector<std::pair<std::string, std::string>>;
+
+// The scenario tests/testdata/run/`name`, edited by `edits` (from, to), written into `dir` beside
+// the sim profiles it may name.
+std::string Fixture(const testing::TempDir& dir, const std::string& name, const Edits& edits) {
+  std::string text = testing::ReadText(testing::Testdata("run/" + name));
   for (const auto& [from, to] : edits) {
     REQUIRE(text.find(from) != std::string::npos);
     text = testing::ReplaceAll(text, from, to);
   }
   text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
-  testing::WriteText(dir / "small-sim.yaml",
-                     testing::ReadText(testing::Testdata("run/small-sim.yaml")));
-  testing::WriteText(dir / "run.yaml", text);
-  return dir / "run.yaml";
+  for (const char* profile : {"small-sim.yaml", "leak-sim.yaml"})
+    testing::WriteText(dir / profile,
+                       testing::ReadText(testing::Testdata(std::string("run/") + profile)));
+  testing::WriteText(dir / name, text);
+  return dir / name;
+}
+
+// The stages-and-phases scenario (run.yaml), on a sim that sheds what it cannot run at once.
+std::string Scenario(const testing::TempDir& dir, const Edits& edits = {}) {
+  return Fixture(dir, "run.yaml", edits);
 }
 
 Ran Run(const testing::TempDir& dir, const std::string& scenario,
@@ -321,19 +329,9 @@ TEST_CASE("a killed run leaves a consistent store with what finished, and can be
         1);
 }
 
-// The access-denial test scenario (tests/testdata/run/denial.yaml), edited, written into `dir`.
-std::string DenialScenario(const testing::TempDir& dir,
-                           const std::vector<std::pair<std::string, std::string>>& edits = {}) {
-  std::string text = testing::ReadText(testing::Testdata("run/denial.yaml"));
-  for (const auto& [from, to] : edits) {
-    REQUIRE(text.find(from) != std::string::npos);
-    text = testing::ReplaceAll(text, from, to);
-  }
-  text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
-  testing::WriteText(dir / "leak-sim.yaml",
-                     testing::ReadText(testing::Testdata("run/leak-sim.yaml")));
-  testing::WriteText(dir / "denial.yaml", text);
-  return dir / "denial.yaml";
+// The access-denial scenario (denial.yaml).
+std::string DenialScenario(const testing::TempDir& dir, const Edits& edits = {}) {
+  return Fixture(dir, "denial.yaml", edits);
 }
 
 json DenialRun(const testing::TempDir& dir, const std::string& scenario) {

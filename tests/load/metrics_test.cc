@@ -127,11 +127,11 @@ TEST_CASE("An unstreamed answer never meets a TTFT SLO it could not be measured 
   r.end_ns = 5 * kMs;
   r.streamed = false;
   r.output_tokens = 4;
-  PhaseMetrics m = ComputeMetrics({r}, {{"ttft_ms", 1000}});
+  PhaseMetrics m = ComputeMetrics(std::vector{r}, {{"ttft_ms", 1000}});
   CHECK(m.completed == 1);
   CHECK(m.met_slos == 0);
   CHECK(m.ttft_ms.count == 0);
-  CHECK(ComputeMetrics({r}, {{"e2e_ms", 1000}}).met_slos == 1);
+  CHECK(ComputeMetrics(std::vector{r}, {{"e2e_ms", 1000}}).met_slos == 1);
 }
 
 TEST_CASE("ParseSlos reads metric:milliseconds pairs", "[load]") {
