@@ -95,4 +95,13 @@ std::string CsvField(std::string_view text) {
   return field + "\"";
 }
 
+std::string Utf8Prefix(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t end = max_bytes;
+  // Back off over continuation bytes (10xxxxxx) to the lead byte, and leave that out too.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+    --end;
+  return std::string(text.substr(0, end));
+}
+
 }  // namespace stagegate

@@ -27,4 +27,7 @@ std::string FormatNumber(double value, int max_decimals = 3);
 /// break; as it is otherwise.
 std::string CsvField(std::string_view text);
 
+/// The first `max_bytes` of `text`, shortened so as not to end inside a UTF-8 sequence.
+std::string Utf8Prefix(std::string_view text, size_t max_bytes);
+
 }  // namespace stagegate

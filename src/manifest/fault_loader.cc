@@ -59,6 +59,8 @@ Actuator ReadActuator(const YamlFile& file, const YAML::Node& node) {
   YAML::Node delay = map.Get("delay_ms");
   YAML::Node status = map.Get("status");
   YAML::Node trickle = map.Get("bytes_per_s");
+  YAML::Node listen = map.Get("listen_port");
+  YAML::Node upstream = map.Get("upstream");
   YAML::Node inject = map.Get("inject", proxy ? Need::kOptional : Need::kRequired);
   YAML::Node restore = map.Get("restore", proxy ? Need::kOptional : Need::kRequired);
   if (mode.IsDefined())
@@ -69,6 +71,21 @@ Actuator ReadActuator(const YamlFile& file, const YAML::Node& node) {
     actuator.status = ReadInteger(file, status, "'status'", kErrorStatus).value_or(503);
   if (trickle.IsDefined())
     actuator.bytes_per_s = ReadInteger(file, trickle, "'bytes_per_s'", kPositive).value_or(16);
+  if (listen.IsDefined())
+    actuator.listen_port = ReadInteger(file, listen, "'listen_port'", {.min = 1, .max = 65535});
+  if (upstream.IsDefined()) {
+    actuator.upstream = ReadString(file, upstream, "'upstream'").value_or("");
+    const size_t colon = actuator.upstream.rfind(':');
+    const std::string port = colon == std::string::npos ? "" : actuator.upstream.substr(colon + 1);
+    if (!actuator.upstream.empty() && (colon == 0 || port.empty() || port.size() > 5 ||
+                                       port.find_first_not_of("0123456789") != std::string::npos ||
+                                       std::stoi(port) == 0 || std::stoi(port) > 65535))
+      file.Error(upstream, "'upstream' must be host:port, got '" + actuator.upstream + "'");
+  }
+  if (proxy && listen.IsDefined() != upstream.IsDefined())
+    file.Error(listen.IsDefined() ? listen : upstream,
+               "'listen_port' and 'upstream' go together: the proxy listens on one and forwards "
+               "to the other");
   if (proxy) {
     if (actuator.mode == ProxyMode::kDelay && !delay.IsDefined() && mode.IsDefined())
       file.Error(mode, "proxy mode 'delay' needs 'delay_ms'");
@@ -86,6 +103,8 @@ Actuator ReadActuator(const YamlFile& file, const YAML::Node& node) {
     }
   } else {
     for (const auto& [node_of, key] : {std::pair{mode, "mode"},
+                                       {listen, "listen_port"},
+                                       {upstream, "upstream"},
                                        {delay, "delay_ms"},
                                        {status, "status"},
                                        {trickle, "bytes_per_s"}}) {
@@ -162,6 +181,9 @@ ToolOutageProbe ReadToolOutage(const YamlFile& file, const YAML::Node& node) {
     probe.expect_answer = ReadPattern(file, expect, "'expect_answer'").value_or("");
   YAML::Node must_not = map.Get("must_not");
   if (must_not.IsDefined()) probe.must_not = ReadPattern(file, must_not, "'must_not'").value_or("");
+  YAML::Node working = map.Get("expect_working");
+  if (working.IsDefined())
+    probe.expect_working = ReadPattern(file, working, "'expect_working'").value_or("");
   probe.recover_within_s =
       map.Number("recover_within_s", Need::kOptional, kPositive).value_or(probe.recover_within_s);
   map.Finish();

@@ -99,6 +99,8 @@ json FaultsJson(const FaultControls& faults) {
                        {"delay_ms", a.delay_ms},
                        {"status", a.status},
                        {"bytes_per_s", a.bytes_per_s}});
+      if (a.listen_port)
+        actuator.update({{"listen_port", *a.listen_port}, {"upstream", a.upstream}});
     } else if (a.kind == ActuatorKind::kCommand) {
       actuator.update({{"inject", a.inject_command}, {"restore", a.restore_command}});
     } else {
@@ -115,6 +117,7 @@ json FaultsJson(const FaultControls& faults) {
          {"answer_within_ms", p.answer_within_ms},
          {"expect_answer", p.expect_answer},
          {"must_not", p.must_not},
+         {"expect_working", p.expect_working},
          {"recover_within_s", p.recover_within_s}});
   }
   return {{"access_denial", denial}, {"tool_outage", outage}};

@@ -189,6 +189,10 @@ struct Actuator {
   int64_t delay_ms = 0;
   int64_t status = 503;
   int64_t bytes_per_s = 16;
+  // proxy, for a target other than the built-in sim: where the proxy listens (the address the
+  // application's tool URL names) and the tool service it forwards to ("host:port").
+  std::optional<int64_t> listen_port;
+  std::string upstream;
   std::string inject_command;
   std::string restore_command;
   HttpCall inject_http;
@@ -208,6 +212,7 @@ struct ToolOutageProbe {
   double answer_within_ms = 10000;
   std::string expect_answer;
   std::string must_not;
+  std::string expect_working;  // an answer that shows the tool worked; "": any other answer
   double recover_within_s = 10;
 };
 

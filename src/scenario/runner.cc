@@ -1,6 +1,8 @@
 #include "scenario/runner.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <memory>
 #include <set>
 
@@ -8,6 +10,8 @@
 #include "base/strings.h"
 #include "console/console.h"
 #include "faults/access_denial.h"
+#include "faults/actuator.h"
+#include "faults/fault_proxy.h"
 #include "load/engine.h"
 #include "load/progress.h"
 #include "manifest/yaml_reader.h"
@@ -21,6 +25,9 @@ namespace {
 
 using json = nlohmann::json;
 using manifest::PhaseKind;
+
+// How long an actuator's command or HTTP call may take.
+constexpr std::chrono::milliseconds kActuatorTimeout{30000};
 
 std::string PhaseName(PhaseKind kind) {
   return manifest::NameOf(kind, manifest::kPhaseNames);
@@ -108,6 +115,9 @@ struct Runner::Plan {
   Endpoint endpoint;
   std::vector<Stage> stages;
   std::unique_ptr<sim::SimServer> sim;
+  // Fault proxies in front of the tools of a target that is not our sim, by listening port: in
+  // pass mode for the whole run, so the application's tool URL works through them.
+  std::map<int64_t, std::unique_ptr<faults::FaultProxy>> proxies;
 };
 
 Runner::Runner(const manifest::Bundle& bundle, RunSettings settings, store::Store& store,
@@ -159,9 +169,36 @@ Status Runner::Prepare(Plan& plan) {
     }
     plan.stages.push_back(std::move(stage));
   }
+  const bool own_sim = plan.endpoint.sim && settings_.target_url.empty();
+  std::map<int64_t, std::string> upstreams;  // listening port -> upstream
+  for (const manifest::ToolOutageProbe& probe : scenario.faults.tool_outage) {
+    const manifest::Actuator& a = probe.actuator;
+    if (a.kind != manifest::ActuatorKind::kProxy || own_sim) continue;
+    if (!a.listen_port) {
+      errors.push_back(probe.pos.ToString() + ": tool-outage probe '" + probe.name +
+                       "': a proxy actuator needs 'listen_port' and 'upstream' when the target "
+                       "is not the built-in sim (the application's tool URL must name the proxy)");
+    } else if (auto [it, added] = upstreams.emplace(*a.listen_port, a.upstream);
+               !added && it->second != a.upstream) {
+      errors.push_back(probe.pos.ToString() + ": tool-outage probe '" + probe.name +
+                       "': the proxy on port " + std::to_string(*a.listen_port) + " forwards to " +
+                       it->second + " for another probe, not " + a.upstream);
+    }
+  }
   if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
 
-  if (plan.endpoint.sim && settings_.target_url.empty()) {
+  for (const auto& [port, upstream] : upstreams) {
+    const size_t colon = upstream.rfind(':');
+    Result<std::unique_ptr<faults::FaultProxy>> proxy = faults::FaultProxy::Start(
+        upstream.substr(0, colon), static_cast<uint16_t>(std::stoi(upstream.substr(colon + 1))),
+        static_cast<uint16_t>(port));
+    if (!proxy.ok())
+      return proxy.status().WithContext("starting the fault proxy on port " + std::to_string(port) +
+                                        " (to " + upstream + ")");
+    plan.proxies[port] = std::move(*proxy);
+  }
+
+  if (own_sim) {
     manifest::Diagnostics diagnostics;
     std::optional<sim::SimProfile> profile =
         sim::LoadSimProfile(scenario.target.sim_profile, diagnostics);
@@ -496,9 +533,34 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
   }
   if (!stop_.load() && plan.stages[final_stage].requests)
     SG_RETURN_IF_ERROR(RunDenialProbes(*plan.stages[final_stage].requests, plan.endpoint, report));
+  if (!stop_.load() && plan.stages[final_stage].requests)
+    SG_RETURN_IF_ERROR(RunToolOutageProbes(*plan.stages[final_stage].requests, plan, report));
   SG_RETURN_IF_ERROR(finish_telemetry());
   report.interrupted = stop_.load();
   return report;
+}
+
+PhaseStep Runner::ProbeStep(std::string label, int64_t count,
+                            std::optional<int64_t> bound_ms) const {
+  // One request at a time: the probes test access control and failure handling, not load.
+  const manifest::Timeouts& timeouts = bundle_.scenario.target.timeouts;
+  PhaseStep s{
+      .kind = PhaseKind::kSteady, .level = 1, .closed_loop = true, .label = std::move(label)};
+  s.options = {.concurrency = 1,
+               .requests = count,
+               .grace_s = 5,
+               .workers = 1,
+               .timeouts = {.connect_ms = timeouts.connect_ms,
+                            .first_token_ms = bound_ms.value_or(timeouts.first_token_ms),
+                            .total_ms = bound_ms.value_or(timeouts.total_ms)}};
+  return s;
+}
+
+std::optional<std::string> Runner::TokenOf(const std::optional<manifest::Ref>& persona,
+                                           const Endpoint& endpoint) const {
+  const manifest::Corpus* corpus = bundle_.corpus ? &*bundle_.corpus : nullptr;
+  const manifest::Persona* p = corpus && persona ? corpus->FindPersona(persona->name) : nullptr;
+  return p ? PersonaToken(*p, endpoint.sim) : std::nullopt;
 }
 
 Status Runner::RunDenialProbes(const StageRequests& requests, const Endpoint& endpoint,
@@ -508,32 +570,16 @@ Status Runner::RunDenialProbes(const StageRequests& requests, const Endpoint& en
   if (corpus)
     for (const manifest::Document& document : corpus->documents)
       if (!document.canary.empty()) canaries.push_back(document.canary);
-  const manifest::Timeouts& timeouts = bundle_.scenario.target.timeouts;
-  // One request at a time: the probes test access control, not load.
-  const auto step = [&](std::string label, int64_t count) {
-    PhaseStep s{.kind = PhaseKind::kSteady, .level = 1, .closed_loop = true, .label = label};
-    s.options = {.concurrency = 1,
-                 .requests = count,
-                 .grace_s = 5,
-                 .workers = 1,
-                 .timeouts = {.connect_ms = timeouts.connect_ms,
-                              .first_token_ms = timeouts.first_token_ms,
-                              .total_ms = timeouts.total_ms}};
-    return s;
-  };
-  const auto token_of = [&](const std::optional<manifest::Ref>& persona) {
-    const manifest::Persona* p = corpus && persona ? corpus->FindPersona(persona->name) : nullptr;
-    return p ? PersonaToken(*p, endpoint.sim) : std::nullopt;
-  };
   for (const manifest::AccessDenialProbe& probe : bundle_.scenario.faults.access_denial) {
     if (stop_.load()) break;
     const manifest::Task* task =
         corpus && probe.task ? corpus->FindTask(probe.task->name) : nullptr;
     std::optional<std::string> bearer;
     if (probe.credentials == manifest::Credentials::kPersona)
-      bearer = token_of(probe.persona
-                            ? probe.persona
-                            : (task ? std::optional<manifest::Ref>(task->persona) : std::nullopt));
+      bearer = TokenOf(probe.persona
+                           ? probe.persona
+                           : (task ? std::optional<manifest::Ref>(task->persona) : std::nullopt),
+                       endpoint);
     else if (probe.credentials == manifest::Credentials::kInvalid)
       bearer = "stagegate-invalid-token";
     const std::string persona =
@@ -543,15 +589,16 @@ Status Runner::RunDenialProbes(const StageRequests& requests, const Endpoint& en
             : std::string(manifest::NameOf(probe.credentials, manifest::kCredentialsNames));
     const load::RequestSpec spec = requests.Probe(task, probe.prompt, bearer, persona);
     Result<StepResult> attempts =
-        RunStep("faults", step("access_denial " + probe.name, probe.repeat),
+        RunStep("faults", ProbeStep("access_denial " + probe.name, probe.repeat),
                 [&spec](int64_t) { return spec; });
     if (!attempts.ok()) return attempts.status();
     std::span<const load::RequestRecord> control;
     if (probe.positive_control && !stop_.load()) {
-      const load::RequestSpec allowed = requests.Probe(
-          task, probe.prompt, token_of(probe.positive_control), probe.positive_control->name);
+      const load::RequestSpec allowed =
+          requests.Probe(task, probe.prompt, TokenOf(probe.positive_control, endpoint),
+                         probe.positive_control->name);
       Result<StepResult> checked =
-          RunStep("faults", step("access_denial " + probe.name + " control", 1),
+          RunStep("faults", ProbeStep("access_denial " + probe.name + " control", 1),
                   [&allowed](int64_t) { return allowed; });
       if (!checked.ok()) return checked.status();
       control = RecordsOf(*checked);
@@ -562,6 +609,123 @@ Status Runner::RunDenialProbes(const StageRequests& requests, const Endpoint& en
                                              attempts->phase_id, finding.verdict,
                                              faults::DenialToJson(finding).dump()));
     report.denials.push_back(std::move(finding));
+  }
+  return Status::Ok();
+}
+
+Status Runner::RunToolOutageProbes(const StageRequests& requests, Plan& plan, RunReport& report) {
+  const std::vector<manifest::ToolOutageProbe>& probes = bundle_.scenario.faults.tool_outage;
+  const manifest::Corpus* corpus = bundle_.corpus ? &*bundle_.corpus : nullptr;
+  // Our sim calls its tools through a proxy of ours during these probes only: during the load
+  // its hop would add to what the tools stage measures.
+  std::unique_ptr<faults::FaultProxy> sim_proxy;
+  struct PointBack {
+    sim::SimServer* sim = nullptr;
+    ~PointBack() {
+      if (sim) sim->SetToolUrl(sim->tool_service_url());
+    }
+  } point_back;
+  const bool any_proxy = std::any_of(probes.begin(), probes.end(), [](const auto& p) {
+    return p.actuator.kind == manifest::ActuatorKind::kProxy;
+  });
+  if (plan.sim && any_proxy) {
+    Result<std::unique_ptr<faults::FaultProxy>> proxy =
+        faults::FaultProxy::Start("127.0.0.1", plan.sim->tool_port());
+    if (!proxy.ok()) return proxy.status().WithContext("starting the fault proxy");
+    sim_proxy = std::move(*proxy);
+    plan.sim->SetToolUrl(sim_proxy->url());
+    point_back.sim = plan.sim.get();
+  }
+  for (const manifest::ToolOutageProbe& probe : probes) {
+    if (stop_.load()) break;
+    const manifest::Task* task =
+        corpus && probe.task ? corpus->FindTask(probe.task->name) : nullptr;
+    const std::optional<manifest::Ref> persona =
+        probe.persona ? probe.persona
+                      : (task ? std::optional<manifest::Ref>(task->persona) : std::nullopt);
+    const load::RequestSpec spec =
+        requests.Probe(task, probe.prompt, TokenOf(persona, plan.endpoint),
+                       persona ? persona->name : std::string());
+    const load::RequestSource source = [&spec](int64_t) { return spec; };
+
+    const manifest::Actuator& a = probe.actuator;
+    faults::FaultProxy* proxy = nullptr;
+    std::unique_ptr<faults::Actuator> actuator;
+    if (a.kind == manifest::ActuatorKind::kProxy) {
+      proxy = sim_proxy ? sim_proxy.get() : plan.proxies.at(*a.listen_port).get();
+      actuator = faults::MakeProxyActuator(*proxy, a);
+    } else if (a.kind == manifest::ActuatorKind::kCommand) {
+      actuator = faults::MakeCommandActuator(a, probe.name, kActuatorTimeout);
+    } else {
+      actuator = faults::MakeHttpActuator(a, kActuatorTimeout);
+    }
+
+    // A request that hangs is cut soon after the bound it already missed.
+    const auto bound_ms = static_cast<int64_t>(std::ceil(probe.answer_within_ms)) + 1000;
+    const std::string label = "tool_outage " + probe.name;
+    faults::OutageObservation seen{.actuator = actuator->Describe()};
+    struct Part {
+      size_t first = 0, count = 0;
+      int64_t phase_id = 0;
+    } before, during, after;
+    // Measured again on a resume: the parts of a probe only mean something together.
+    const auto run_part = [&](const std::string& name, int64_t count, int64_t level,
+                              Part& part) -> Status {
+      PhaseStep step = ProbeStep(label + " " + name, count, bound_ms);
+      step.level = static_cast<double>(level);
+      Result<StepResult> result = RunStep("faults", std::move(step), source, true);
+      if (!result.ok()) return result.status();
+      if (part.count == 0) part.first = result->first_record;
+      part.count += result->record_count;
+      if (part.phase_id == 0) part.phase_id = result->phase_id;
+      return Status::Ok();
+    };
+    const int64_t connections_at_start = proxy ? proxy->connections() : 0;
+    if (probe.before > 0) SG_RETURN_IF_ERROR(run_part("before", probe.before, 1, before));
+    if (proxy && probe.before > 0)
+      seen.proxy_connections_before = proxy->connections() - connections_at_start;
+    {
+      faults::InjectedFault fault(*actuator);  // restores on every way out of this block
+      if (!stop_.load()) {
+        seen.injected = fault.Begin();
+        if (seen.injected.ok()) SG_RETURN_IF_ERROR(run_part("during", probe.during, 1, during));
+      }
+      seen.restored = fault.Restore();
+      seen.restored_ns = clock_.NowNs() - origin_ns_;
+    }
+    if (seen.injected.ok() && seen.restored.ok() && probe.after > 0 && !stop_.load()) {
+      // The `after` requests, then one at a time until the tool works or the time is up.
+      SG_RETURN_IF_ERROR(run_part("after", probe.after, 1, after));
+      const int64_t deadline_ns =
+          *seen.restored_ns + static_cast<int64_t>(probe.recover_within_s * 1e9);
+      for (int64_t level = 2; !stop_.load() && clock_.NowNs() - origin_ns_ < deadline_ns; ++level) {
+        const auto records = std::span(records_).subspan(after.first, after.count);
+        if (std::any_of(records.begin(), records.end(),
+                        [&](const auto& r) { return faults::ToolWorked(probe, r); }))
+          break;
+        SG_RETURN_IF_ERROR(run_part("after", 1, level, after));
+      }
+    }
+    seen.before = std::span(records_).subspan(before.first, before.count);
+    seen.during = std::span(records_).subspan(during.first, during.count);
+    seen.after = std::span(records_).subspan(after.first, after.count);
+    seen.interrupted = stop_.load();
+    faults::ToolOutageFinding finding = faults::JudgeToolOutage(probe, seen);
+    if (!seen.restored.ok())
+      report.notes.push_back("tool-outage probe '" + probe.name +
+                             "': the actuator could not restore, so the tool may still be down: " +
+                             seen.restored.message());
+    const int64_t phase_id = during.phase_id ? during.phase_id : before.phase_id;
+    const json evidence = faults::ToolOutageToJson(finding);
+    SG_RETURN_IF_ERROR(
+        store_.AddFaultResult(run_id_, probe.name, "tool_outage", phase_id, finding.verdict,
+                              evidence.dump(-1, ' ', false, json::error_handler_t::replace)));
+    for (const json& q : evidence["requests"]) {
+      SG_RETURN_IF_ERROR(store_.AddFaultRequest(
+          run_id_, probe.name, "tool_outage", q["part"], q["phase_id"], q["sequence"],
+          q["passed"] ? "pass" : "fail", q.dump(-1, ' ', false, json::error_handler_t::replace)));
+    }
+    report.outages.push_back(std::move(finding));
   }
   return Status::Ok();
 }
@@ -648,6 +812,13 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
                json out = json::array();
                for (const faults::DenialFinding& f : report.denials)
                  out.push_back(faults::DenialToJson(f));
+               return out;
+             }()},
+            {"tool_outage",
+             [&] {
+               json out = json::array();
+               for (const faults::ToolOutageFinding& f : report.outages)
+                 out.push_back(faults::ToolOutageToJson(f));
                return out;
              }()}}},
           {"telemetry",
@@ -748,6 +919,27 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
     if (f.control_saw_canary)
       line += *f.control_saw_canary ? "; the positive control saw one"
                                     : "; the positive control saw none";
+    lines.push_back(line + ")");
+    for (const std::string& reason : f.reasons)
+      lines.push_back("  " + reason);
+  }
+  for (const faults::ToolOutageFinding& f : report.outages) {
+    int64_t worked = 0, in_time = 0, acknowledged = 0, claimed = 0;
+    for (const faults::OutageRequest& q : f.requests) {
+      if (q.part == "before") worked += q.worked;
+      if (q.part != "during") continue;
+      in_time += q.in_time;
+      acknowledged += !q.acknowledged.empty();
+      claimed += !q.claimed.empty();
+    }
+    std::string line = "tool outage " + f.probe + " (" + f.actuator + "): " + f.verdict +
+                       " (before: " + std::to_string(worked) + " of " + std::to_string(f.before) +
+                       " worked; during: " + std::to_string(in_time) + " of " +
+                       std::to_string(f.during) + " answered in time, " +
+                       std::to_string(acknowledged) + " said the tool was unavailable, " +
+                       std::to_string(claimed) + " claimed success";
+    if (f.recovered_s)
+      line += "; worked again " + FormatNumber(*f.recovered_s, 2) + " s after restore";
     lines.push_back(line + ")");
     for (const std::string& reason : f.reasons)
       lines.push_back("  " + reason);

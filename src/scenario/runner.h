@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "console/console.h"
 #include "faults/access_denial.h"
+#include "faults/tool_outage.h"
 #include "load/metrics.h"
 #include "manifest/bundle.h"
 #include "scenario/findings.h"
@@ -93,7 +94,8 @@ struct RunReport {
   bool interrupted = false;
   std::vector<StageResult> stages;
   int64_t samples_at_rest = 0, samples_under_load = 0;
-  std::vector<faults::DenialFinding> denials;  // access-denial probes, in the scenario's order
+  std::vector<faults::DenialFinding> denials;      // access-denial probes, in the scenario's order
+  std::vector<faults::ToolOutageFinding> outages;  // tool-outage probes, in the scenario's order
   std::vector<std::string> notes;  // facts for the reader: telemetry absent, a stage skipped...
 };
 
@@ -131,6 +133,16 @@ class Runner {
   /// stage's configuration) with each probe's credentials.
   Status RunDenialProbes(const StageRequests& requests, const Endpoint& endpoint,
                          RunReport& report);
+  /// The scenario's tool-outage probes, one request at a time through `requests`: before,
+  /// inject, during, restore, after. The actuator restores whatever happens in between.
+  Status RunToolOutageProbes(const StageRequests& requests, Plan& plan, RunReport& report);
+  /// A fault-control step: `count` requests, one at a time, with the target's timeouts or, when
+  /// given, `bound_ms` for both the first token and the whole answer.
+  PhaseStep ProbeStep(std::string label, int64_t count,
+                      std::optional<int64_t> bound_ms = std::nullopt) const;
+  /// The bearer token of a persona (none for a null ref or an unknown persona).
+  std::optional<std::string> TokenOf(const std::optional<manifest::Ref>& persona,
+                                     const Endpoint& endpoint) const;
   /// A step's statistics, threshold checks and Server-Timing means, from its records (measured
   /// now, or taken from the store on a resume).
   void Summarize(StepResult& result, std::span<const load::RequestRecord> records) const;

@@ -331,6 +331,20 @@ Status Store::AddFaultResult(const std::string& run_id, const std::string& probe
   return insert->Run().WithContext("fault result of " + probe);
 }
 
+Status Store::AddFaultRequest(const std::string& run_id, const std::string& probe,
+                              const std::string& kind, const std::string& step, int64_t phase_id,
+                              int64_t sequence, const std::string& verdict,
+                              const std::string& evidence_json) {
+  Result<Statement> insert = Statement::Prepare(
+      *db_,
+      "INSERT INTO fault_results (run_id, probe, kind, step, request_id, verdict, evidence_json) "
+      "SELECT ?,?,?,?, id, ?, ? FROM requests WHERE run_id = ? AND phase_id = ? AND sequence = ?");
+  if (!insert.ok()) return insert.status();
+  insert->Bind(1, run_id).Bind(2, probe).Bind(3, kind).Bind(4, step).Bind(5, verdict);
+  insert->Bind(6, evidence_json).Bind(7, run_id).Bind(8, phase_id).Bind(9, sequence);
+  return insert->Run().WithContext("fault evidence of " + probe);
+}
+
 Status Store::AddAnswers(const std::string& run_id, const std::string& condition,
                          const std::vector<std::pair<int64_t, int64_t>>& phase_and_sequence) {
   Transaction transaction(*db_);

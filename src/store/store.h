@@ -90,6 +90,12 @@ class Store {
   Status AddFaultResult(const std::string& run_id, const std::string& probe,
                         const std::string& kind, int64_t phase_id, const std::string& verdict,
                         const std::string& evidence_json);
+  /// One request's part in a probe (`step`: before, during, after, attempt...), pointing at the
+  /// request by its phase and sequence, with its own verdict and evidence.
+  Status AddFaultRequest(const std::string& run_id, const std::string& probe,
+                         const std::string& kind, const std::string& step, int64_t phase_id,
+                         int64_t sequence, const std::string& verdict,
+                         const std::string& evidence_json);
   /// The run's requests in phase order, then schedule order.
   Result<std::vector<load::RequestRecord>> ListRequests(const std::string& run_id);
 

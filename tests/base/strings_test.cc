@@ -99,5 +99,17 @@ TEST_CASE("FormatNumber writes numbers without trailing zeros", "[strings]") {
   CHECK(FormatNumber(0.0004) == "0");
 }
 
+TEST_CASE("Utf8Prefix never ends inside a UTF-8 sequence", "[strings]") {
+  CHECK(Utf8Prefix("hello", 10) == "hello");
+  CHECK(Utf8Prefix("hello", 3) == "hel");
+  // "é" is C3 A9: a cut between its two bytes drops it whole.
+  CHECK(Utf8Prefix("caf\xC3\xA9!", 4) == "caf");
+  CHECK(Utf8Prefix("caf\xC3\xA9!", 5) == "caf\xC3\xA9");
+  // A four-byte character (U+1F600) cut after one, two or three of its bytes.
+  for (size_t n = 1; n <= 3; ++n)
+    CHECK(Utf8Prefix("\xF0\x9F\x98\x80x", n).empty());
+  CHECK(Utf8Prefix("\xF0\x9F\x98\x80x", 4) == "\xF0\x9F\x98\x80");
+}
+
 }  // namespace
 }  // namespace stagegate

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <asio.hpp>
+
 #include <signal.h>
 #include <stdlib.h>
 
@@ -33,7 +35,8 @@ std::string Fixture(const testing::TempDir& dir, const std::string& name, const 
     text = testing::ReplaceAll(text, from, to);
   }
   text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
-  for (const char* profile : {"small-sim.yaml", "leak-sim.yaml"})
+  for (const char* profile : {"small-sim.yaml", "leak-sim.yaml", "tools-sim.yaml",
+                              "hang-on-tool-outage.yaml", "fabricate-tool-success.yaml"})
     testing::WriteText(dir / profile,
                        testing::ReadText(testing::Testdata(std::string("run/") + profile)));
   testing::WriteText(dir / name, text);
@@ -377,6 +380,195 @@ TEST_CASE("a positive control that cannot see the canary makes the probe inconcl
       dir, DenialScenario(dir, {{"positive_control: hr-partner", "positive_control: employee"}}));
   CHECK(probes[0]["verdict"] == "inconclusive");
   CHECK(probes[0]["positive_control_saw_canary"] == false);
+}
+
+// The tool-outage scenario (outage.yaml): three probes through the fault proxy.
+std::string OutageScenario(const testing::TempDir& dir, const Edits& edits = {}) {
+  return Fixture(dir, "outage.yaml", edits);
+}
+
+json OutageRun(const testing::TempDir& dir, const std::string& scenario,
+               std::vector<std::string> more = {}) {
+  Ran ran = Run(dir, scenario, more);
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  const json run = json::parse(testing::ReadText(dir / "out/run.json"));
+  return run["faults"]["tool_outage"];
+}
+
+TEST_CASE("tool-outage probes pass on a sim that fails clearly and recovers, and are stored",
+          "[cli][run][faults]") {
+  testing::TempDir dir;
+  Ran ran = Run(dir, OutageScenario(dir));
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  const json probes = json::parse(testing::ReadText(dir / "out/run.json"))["faults"]["tool_outage"];
+  REQUIRE(probes.size() == 3);
+  const std::vector<std::string> actuators = {"proxy refuse", "proxy status 503", "proxy hang"};
+  for (size_t i = 0; i < probes.size(); ++i) {
+    INFO(probes[i].dump(2));
+    CHECK(probes[i]["verdict"] == "pass");
+    CHECK(probes[i]["actuator"] == actuators[i]);
+    CHECK(probes[i]["proxy_connections_before"].get<int64_t>() >= 1);
+    CHECK(probes[i]["recovered_s"].get<double>() <= 5);
+  }
+  // Evidence per request: the ticket number before, the acknowledgement during.
+  const json& requests = probes[0]["requests"];
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[0]["part"] == "before");
+  CHECK(requests[0]["tool_calls"].is_array());
+  CHECK(requests[1]["part"] == "during");
+  CHECK(requests[1]["acknowledged"] == "unavailable");
+  CHECK(requests[3]["part"] == "after");
+  CHECK(requests[3]["worked"] == true);
+  CHECK(ran.out.find("tool outage tickets-refused (proxy refuse): pass (before: 1 of 1 worked; "
+                     "during: 2 of 2 answered in time, 2 said the tool was unavailable, 0 "
+                     "claimed success;") != std::string::npos);
+
+  auto store = store::Store::Open(dir / "store.db");
+  REQUIRE(store.ok());
+  store::Database& db = (*store)->database();
+  CHECK(Count(db,
+              "SELECT COUNT(*) FROM fault_results WHERE kind = 'tool_outage' AND "
+              "request_id IS NULL AND verdict = 'pass'") == 3);
+  // One row a request, each pointing at its request: 4 + 3 + 3.
+  CHECK(Count(db,
+              "SELECT COUNT(*) FROM fault_results f JOIN requests r ON r.id = f.request_id "
+              "WHERE f.kind = 'tool_outage' AND f.verdict = 'pass'") == 10);
+  CHECK(Count(db,
+              "SELECT COUNT(*) FROM fault_results WHERE step = 'during' AND "
+              "json_extract(evidence_json, '$.acknowledged') IS NOT NULL") == 4);
+}
+
+TEST_CASE("a tool-outage probe fails on a sim that hangs when its tool is down",
+          "[cli][run][faults]") {
+  testing::TempDir dir;
+  const json probes = OutageRun(
+      dir,
+      OutageScenario(dir, {{"sim_profile: tools-sim.yaml", "sim_profile: hang-on-tool-outage.yaml"},
+                           {"answer_within_ms: 3000", "answer_within_ms: 500"}}));
+  REQUIRE(probes.size() == 3);
+  for (const json& probe : probes) {
+    INFO(probe.dump(2));
+    CHECK(probe["verdict"] == "fail");
+    REQUIRE_FALSE(probe["reasons"].empty());
+    CHECK(probe["reasons"][0].get<std::string>().rfind(
+              "during request 1: no answer within 500 ms (timeout", 0) == 0);
+  }
+  // It recovered: only the outage failed.
+  CHECK(probes[0]["recovered_s"].is_number());
+}
+
+TEST_CASE("a tool-outage probe fails on a sim that claims success while the tool is down",
+          "[cli][run][faults]") {
+  testing::TempDir dir;
+  const json probes = OutageRun(
+      dir, OutageScenario(
+               dir, {{"sim_profile: tools-sim.yaml", "sim_profile: fabricate-tool-success.yaml"}}));
+  REQUIRE(probes.size() == 3);
+  for (const json& probe : probes) {
+    INFO(probe.dump(2));
+    CHECK(probe["verdict"] == "fail");
+    REQUIRE_FALSE(probe["reasons"].empty());
+    CHECK(probe["reasons"][0].get<std::string>().find("claims what did not happen: \"INC-") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("an interrupted tool-outage probe still restores the tool", "[cli][run][faults]") {
+  testing::TempDir dir;
+  // The inject command interrupts stagegate itself, as a user's Ctrl-C would mid-probe.
+  const std::string marks = dir / "actuator.log";
+  const std::string scenario = OutageScenario(
+      dir, {{"actuator: {kind: proxy, mode: refuse}",
+             "actuator: {kind: command, inject: 'echo inject >> " + marks +
+                 "; kill -INT $PPID; sleep 1', restore: 'echo restore $STAGEGATE_PROBE >> " +
+                 marks + "'}"}});
+  Ran ran = Run(dir, scenario);
+  INFO(ran.out << ran.err);
+  CHECK(ran.exit_code == 130);
+  CHECK(testing::ReadText(marks) == "inject\nrestore tickets-refused\n");
+  const json run = json::parse(testing::ReadText(dir / "out/run.json"));
+  CHECK(run["status"] == "interrupted");
+  REQUIRE(run["faults"]["tool_outage"].size() == 1);  // the later probes never started
+  CHECK(run["faults"]["tool_outage"][0]["verdict"] == "interrupted");
+}
+
+// A port nothing listens on at the moment of asking.
+uint16_t FreePort() {
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+  return acceptor.local_endpoint().port();
+}
+
+// The sim as a separate application (`stagegate sim`) whose tool calls go to `tool_url`, with its
+// own tool service on `tool_port`; `body` runs while it listens on `port`.
+void WithExternalSim(uint16_t port, uint16_t tool_port, const std::string& tool_url,
+                     const std::function<void()>& body) {
+  testing::TempDir sim_dir;
+  testing::WriteText(sim_dir / "tools-sim.yaml",
+                     testing::ReadText(testing::Testdata("run/tools-sim.yaml")));
+  testing::RunStagegate(
+      sim_dir,
+      {"sim", "--port", std::to_string(port), "--tool-port", std::to_string(tool_port),
+       "--tool-url", tool_url, "--profile", sim_dir / "tools-sim.yaml", "--corpus",
+       testing::SourcePath("corpus/service-desk")},
+      [&](pid_t pid) {
+        bool listening = false;
+        for (int i = 0; i < 200 && !listening; ++i) {
+          asio::io_context io;
+          asio::ip::tcp::socket socket(io);
+          asio::error_code error;
+          socket.connect({asio::ip::make_address("127.0.0.1"), port}, error);
+          listening = !error;
+          if (!listening) usleep(20000);
+        }
+        REQUIRE(listening);
+        body();
+        kill(pid, SIGINT);
+      });
+}
+
+TEST_CASE("against another application, the fault proxy stands where its tool URL points",
+          "[cli][run][faults]") {
+  testing::TempDir dir;
+  const uint16_t port = FreePort(), tools = FreePort(), proxy = FreePort();
+  const std::string target = "http://127.0.0.1:" + std::to_string(port);
+  // Every probe's proxy listens where the application's tool URL points.
+  const std::string listen = ", listen_port: " + std::to_string(proxy) +
+                             ", upstream: \"127.0.0.1:" + std::to_string(tools) + "\"}";
+  const Edits through_proxy = {{"mode: refuse}", "mode: refuse" + listen},
+                               {"status: 503}", "status: 503" + listen},
+                               {"mode: hang}", "mode: hang" + listen}};
+  SECTION("its tool URL names the proxy: the outage reaches it") {
+    WithExternalSim(port, tools, "http://127.0.0.1:" + std::to_string(proxy), [&] {
+      const json probes =
+          OutageRun(dir, OutageScenario(dir, through_proxy), {"--target-url", target});
+      REQUIRE(probes.size() == 3);
+      for (const json& probe : probes) {
+        INFO(probe.dump(2));
+        CHECK(probe["verdict"] == "pass");
+        CHECK(probe["proxy_connections_before"] == 1);
+      }
+    });
+  }
+  SECTION("its tool URL goes around the proxy: inconclusive, not pass") {
+    WithExternalSim(port, tools, "http://127.0.0.1:" + std::to_string(tools), [&] {
+      const json probes =
+          OutageRun(dir, OutageScenario(dir, through_proxy), {"--target-url", target});
+      REQUIRE(probes.size() == 3);
+      INFO(probes[0].dump(2));
+      CHECK(probes[0]["verdict"] == "inconclusive");
+      CHECK(probes[0]["proxy_connections_before"] == 0);
+    });
+  }
+  SECTION("without listen_port and upstream it refuses to start") {
+    Ran ran = Run(dir, OutageScenario(dir), {"--target-url", target});
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find("outage.yaml:38:7: tool-outage probe 'tickets-refused': a proxy actuator "
+                       "needs 'listen_port' and 'upstream' when the target is not the built-in "
+                       "sim") != std::string::npos);
+  }
 }
 
 TEST_CASE("run refuses bad input before sending anything", "[cli][run]") {

@@ -1,0 +1,270 @@
+#include "faults/actuator.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "http/curl_handles.h"
+
+extern char** environ;
+
+namespace stagegate::faults {
+namespace {
+
+constexpr size_t kKeptOutput = 4096;
+
+class ProxyActuator : public Actuator {
+ public:
+  ProxyActuator(FaultProxy& proxy, ProxyFault fault) : proxy_(proxy), fault_(fault) {}
+  Status Inject() override {
+    proxy_.Set(fault_);
+    return Status::Ok();
+  }
+  Status Restore() override {
+    proxy_.Set(ProxyFault{});
+    return Status::Ok();
+  }
+  std::string Describe() const override {
+    std::string text = "proxy " + std::string(ModeName(fault_.mode));
+    if (fault_.mode == ProxyFault::Mode::kDelay)
+      text += " " + std::to_string(fault_.delay_ms) + " ms";
+    if (fault_.mode == ProxyFault::Mode::kStatus) text += " " + std::to_string(fault_.status);
+    if (fault_.mode == ProxyFault::Mode::kTrickle)
+      text += " " + std::to_string(fault_.bytes_per_s) + " B/s";
+    return text;
+  }
+
+ private:
+  FaultProxy& proxy_;
+  ProxyFault fault_;
+};
+
+class CommandActuator : public Actuator {
+ public:
+  CommandActuator(const manifest::Actuator& actuator, std::string probe,
+                  std::chrono::milliseconds timeout)
+      : inject_(actuator.inject_command),
+        restore_(actuator.restore_command),
+        probe_(std::move(probe)),
+        timeout_(timeout) {}
+  Status Inject() override { return Run(inject_, "inject"); }
+  Status Restore() override { return Run(restore_, "restore"); }
+  std::string Describe() const override { return "command"; }
+
+ private:
+  Status Run(const std::string& command, const std::string& action) {
+    Result<CommandResult> result = RunShellCommand(
+        command, {"STAGEGATE_PROBE=" + probe_, "STAGEGATE_ACTION=" + action}, timeout_);
+    if (!result.ok()) return result.status();
+    if (result->exit_code == 0) return Status::Ok();
+    std::string why = result->timed_out ? "ran past " + std::to_string(timeout_.count()) + " ms"
+                      : result->exit_code < 0
+                          ? "was killed by a signal"
+                          : "exited with status " + std::to_string(result->exit_code);
+    std::string output = result->output;
+    while (!output.empty() && (output.back() == '\n' || output.back() == '\r'))
+      output.pop_back();
+    if (!output.empty()) why += ": " + output;
+    return Status::IoError("the " + action + " command " + why);
+  }
+
+  std::string inject_, restore_, probe_;
+  std::chrono::milliseconds timeout_;
+};
+
+size_t AppendKept(char* data, size_t size, size_t count, void* out_ptr) {
+  auto* out = static_cast<std::string*>(out_ptr);
+  const size_t n = size * count;
+  if (out->size() < kKeptOutput) out->append(data, std::min(n, kKeptOutput - out->size()));
+  return n;
+}
+
+class HttpActuator : public Actuator {
+ public:
+  HttpActuator(const manifest::Actuator& actuator, std::chrono::milliseconds timeout)
+      : inject_(actuator.inject_http), restore_(actuator.restore_http), timeout_(timeout) {}
+  Status Inject() override { return Send(inject_, "inject"); }
+  Status Restore() override { return Send(restore_, "restore"); }
+  std::string Describe() const override { return "http " + inject_.method + " " + inject_.url; }
+
+ private:
+  Status Send(const manifest::HttpCall& call, const std::string& action) const {
+    http::EnsureCurlGlobalInit();
+    http::EasyHandle easy(curl_easy_init());
+    if (!easy) return Status::Internal("curl_easy_init failed");
+    std::string body = call.body.is_null() ? "" : call.body.dump();
+    std::string answer;
+    char error[CURL_ERROR_SIZE] = "";
+    http::HeaderList headers = http::MakeHeaderList(
+        call.body.is_null() ? std::vector<std::string>{}
+                            : std::vector<std::string>{"Content-Type: application/json"});
+    CURL* e = easy.get();
+    curl_easy_setopt(e, CURLOPT_URL, call.url.c_str());
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call.method.c_str());
+    if (!call.body.is_null()) {
+      curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.c_str());
+      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    }
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_.count()));
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &AppendKept);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &answer);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
+    const CURLcode code = curl_easy_perform(e);
+    const std::string what = "the " + action + " request (" + call.method + " " + call.url + ")";
+    if (code != CURLE_OK)
+      return Status::IoError(what +
+                             " failed: " + (error[0] != '\0' ? error : curl_easy_strerror(code)));
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    if (status < 200 || status > 299)
+      return Status::IoError(what + " was answered " + std::to_string(status) +
+                             (answer.empty() ? "" : ": " + answer.substr(0, 200)));
+    return Status::Ok();
+  }
+
+  manifest::HttpCall inject_, restore_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace
+
+std::unique_ptr<Actuator> MakeProxyActuator(FaultProxy& proxy, const manifest::Actuator& actuator) {
+  return std::make_unique<ProxyActuator>(proxy, FaultOf(actuator));
+}
+
+std::unique_ptr<Actuator> MakeCommandActuator(const manifest::Actuator& actuator, std::string probe,
+                                              std::chrono::milliseconds timeout) {
+  return std::make_unique<CommandActuator>(actuator, std::move(probe), timeout);
+}
+
+std::unique_ptr<Actuator> MakeHttpActuator(const manifest::Actuator& actuator,
+                                           std::chrono::milliseconds timeout) {
+  return std::make_unique<HttpActuator>(actuator, timeout);
+}
+
+Result<CommandResult> RunShellCommand(const std::string& command,
+                                      const std::vector<std::string>& extra_env,
+                                      std::chrono::milliseconds timeout) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return Status::IoError(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e)
+    env_strings.emplace_back(*e);
+  for (const std::string& extra : extra_env)
+    env_strings.push_back(extra);
+  std::vector<char*> envp;
+  for (std::string& s : env_strings)
+    envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string shell = "/bin/sh", flag = "-c", text = command;
+  char* argv[] = {shell.data(), flag.data(), text.data(), nullptr};
+
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  close(pipe_fds[1]);
+  if (spawned != 0) {
+    close(pipe_fds[0]);
+    return Status::IoError(std::string("cannot start /bin/sh: ") + std::strerror(spawned));
+  }
+
+  // Until the shell exits, not until its output closes: a command may leave a daemon running
+  // that still holds the pipe.
+  CommandResult result;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+  char buffer[4096];
+  bool open = true, exited = false;
+  int status = 0;
+  const auto drain = [&] {
+    ssize_t n;
+    while (open && (n = read(pipe_fds[0], buffer, sizeof buffer)) != 0) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN) open = false;
+        return;
+      }
+      result.output.append(buffer, static_cast<size_t>(n));
+      if (result.output.size() > 2 * kKeptOutput)
+        result.output.erase(0, result.output.size() - kKeptOutput);
+    }
+    open = false;  // end of file
+  };
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) exited = true;
+    drain();
+    if (exited) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      kill(-pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    pollfd fd{.fd = pipe_fds[0], .events = POLLIN, .revents = 0};
+    if (open) {
+      poll(&fd, 1, static_cast<int>(std::min<int64_t>(left.count(), 20)));
+    } else {
+      usleep(static_cast<useconds_t>(std::min<int64_t>(left.count(), 20) * 1000));
+    }
+  }
+  close(pipe_fds[0]);
+  if (result.output.size() > kKeptOutput)
+    result.output.erase(0, result.output.size() - kKeptOutput);
+  result.exit_code = !result.timed_out && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+InjectedFault::~InjectedFault() {
+  (void)Restore();
+}
+
+Status InjectedFault::Begin() {
+  injected_ = true;
+  Status injected = actuator_.Inject();
+  if (!injected.ok()) {
+    Status restored = Restore();
+    if (!restored.ok()) return Status::IoError(injected.message() + "; " + restored.message());
+  }
+  return injected;
+}
+
+Status InjectedFault::Restore() {
+  if (!injected_) return Status::Ok();
+  injected_ = false;
+  return actuator_.Restore();
+}
+
+}  // namespace stagegate::faults

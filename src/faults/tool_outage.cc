@@ -1,0 +1,191 @@
+#include "faults/tool_outage.h"
+
+#include <regex>
+
+#include "base/strings.h"
+#include "manifest/patterns.h"
+
+namespace stagegate::faults {
+namespace {
+
+constexpr size_t kExcerptBytes = 300;
+
+// What of `text` matches `pattern` ("" for nothing, or no pattern).
+std::string MatchOf(const std::string& pattern, const std::string& text) {
+  if (pattern.empty()) return "";
+  std::smatch match;
+  // Compiled with the flags the loader checked it with.
+  if (!std::regex_search(text, match, std::regex(pattern, manifest::kPatternFlags))) return "";
+  return match.str(0).empty() ? std::string("(empty match)") : match.str(0);
+}
+
+// The text a request answered with: its answer, or for an HTTP error its error body.
+const std::string& TextOf(const load::RequestRecord& r) {
+  return r.answer_text.empty() ? r.error_message : r.answer_text;
+}
+
+std::optional<double> E2eMs(const load::RequestRecord& r) {
+  if (!r.end_ns || !r.sent_ns) return std::nullopt;
+  return static_cast<double>(*r.end_ns - *r.sent_ns) / 1e6;
+}
+
+// An error status with a body is an answer too: failing clearly is what is asked for.
+bool Answered(const load::RequestRecord& r) {
+  return r.outcome == load::Outcome::kOk || r.outcome == load::Outcome::kHttpError ||
+         r.outcome == load::Outcome::kShed;
+}
+
+bool InTime(const manifest::ToolOutageProbe& probe, const load::RequestRecord& r) {
+  const std::optional<double> e2e = E2eMs(r);
+  return Answered(r) && e2e && *e2e <= probe.answer_within_ms;
+}
+
+// "HTTP 503" for an answer; the outcome ("timeout", "transport_error") for anything else, even
+// when a status had come before the stream broke off.
+std::string Describe(const load::RequestRecord& r) {
+  return Answered(r) && r.http_status ? "HTTP " + std::to_string(*r.http_status)
+                                      : std::string(load::OutcomeName(r.outcome));
+}
+
+}  // namespace
+
+bool ToolWorked(const manifest::ToolOutageProbe& probe, const load::RequestRecord& r) {
+  if (r.outcome != load::Outcome::kOk || !InTime(probe, r)) return false;
+  if (!MatchOf(probe.expect_answer, r.answer_text).empty()) return false;
+  return probe.expect_working.empty() || !MatchOf(probe.expect_working, r.answer_text).empty();
+}
+
+ToolOutageFinding JudgeToolOutage(const manifest::ToolOutageProbe& probe,
+                                  const OutageObservation& seen) {
+  ToolOutageFinding f{.probe = probe.name,
+                      .actuator = seen.actuator,
+                      .before = static_cast<int64_t>(seen.before.size()),
+                      .during = static_cast<int64_t>(seen.during.size()),
+                      .after = static_cast<int64_t>(seen.after.size()),
+                      .proxy_connections_before = seen.proxy_connections_before};
+  std::vector<std::string> failures, doubts;
+  const auto add = [&](const char* part, std::span<const load::RequestRecord> records) {
+    for (size_t i = 0; i < records.size(); ++i) {
+      const load::RequestRecord& r = records[i];
+      OutageRequest q{.part = part,
+                      .phase_id = r.phase_id,
+                      .sequence = r.sequence,
+                      .trace_id = r.trace_id,
+                      .outcome = std::string(load::OutcomeName(r.outcome)),
+                      .status = r.http_status,
+                      .e2e_ms = E2eMs(r),
+                      .in_time = InTime(probe, r),
+                      .acknowledged = MatchOf(probe.expect_answer, TextOf(r)),
+                      .claimed = MatchOf(probe.must_not, TextOf(r)),
+                      .worked = ToolWorked(probe, r),
+                      .tool_calls_json = r.tool_calls_json,
+                      .excerpt = Utf8Prefix(TextOf(r), kExcerptBytes)};
+      const std::string which = std::string(part) + " request " + std::to_string(i + 1);
+      q.passed = std::string_view(part) != "during"
+                     ? q.worked
+                     : q.in_time && q.claimed.empty() &&
+                           (probe.expect_answer.empty() || !q.acknowledged.empty());
+      if (std::string_view(part) == "before" && !q.worked) {
+        doubts.push_back(which + " did not show the tool working (" + Describe(r) +
+                         (q.in_time ? "" : ", no answer within the bound") +
+                         (q.acknowledged.empty() ? "" : ", said \"" + q.acknowledged + "\"") +
+                         "), so the outage could not be told from what came before");
+      }
+      if (std::string_view(part) == "during") {
+        if (!q.in_time)
+          failures.push_back(which + ": no answer within " +
+                             FormatNumber(probe.answer_within_ms, 0) + " ms (" + Describe(r) +
+                             (q.e2e_ms ? ", " + FormatNumber(*q.e2e_ms, 0) + " ms" : "") + ")");
+        if (!q.claimed.empty())
+          failures.push_back(which + " claims what did not happen: \"" + q.claimed + "\"");
+        else if (q.in_time && !probe.expect_answer.empty() && q.acknowledged.empty())
+          failures.push_back(which + " does not say the tool is unavailable");
+      }
+      f.requests.push_back(std::move(q));
+    }
+  };
+  add("before", seen.before);
+  add("during", seen.during);
+  add("after", seen.after);
+
+  if (!seen.injected.ok())
+    doubts.push_back("the actuator could not inject: " + seen.injected.message());
+  if (seen.proxy_connections_before && *seen.proxy_connections_before == 0 && f.before > 0)
+    doubts.push_back(
+        "no tool call went through the fault proxy before the outage: the application's tool "
+        "URL does not point through it, so the outage could not reach the application");
+  if (!seen.restored.ok())
+    doubts.push_back("the actuator could not restore: " + seen.restored.message() +
+                     " (the tool may still be down)");
+  if (seen.injected.ok() && seen.restored.ok() && probe.after > 0 && !seen.interrupted) {
+    for (const load::RequestRecord& r : seen.after) {
+      if (ToolWorked(probe, r) && r.end_ns && seen.restored_ns) {
+        f.recovered_s = static_cast<double>(*r.end_ns - *seen.restored_ns) / 1e9;
+        break;
+      }
+    }
+    if (!f.recovered_s)
+      failures.push_back("the tool did not work again within " +
+                         FormatNumber(probe.recover_within_s, 1) + " s of the restore (" +
+                         std::to_string(f.after) + " requests after it)");
+    else if (*f.recovered_s > probe.recover_within_s)
+      failures.push_back("the tool worked again only " + FormatNumber(*f.recovered_s, 1) +
+                         " s after the restore (limit " + FormatNumber(probe.recover_within_s, 1) +
+                         " s)");
+  }
+  if (seen.interrupted) {
+    f.verdict = "interrupted";
+    f.reasons.push_back("the run was stopped during the probe");
+  } else if (!doubts.empty()) {
+    f.verdict = "inconclusive";
+  } else if (!failures.empty()) {
+    f.verdict = "fail";
+  } else {
+    f.verdict = "pass";
+  }
+  // Failures first when they decided it, doubts first when they did.
+  if (f.verdict == "inconclusive") {
+    f.reasons.insert(f.reasons.end(), doubts.begin(), doubts.end());
+    f.reasons.insert(f.reasons.end(), failures.begin(), failures.end());
+  } else {
+    f.reasons.insert(f.reasons.end(), failures.begin(), failures.end());
+    f.reasons.insert(f.reasons.end(), doubts.begin(), doubts.end());
+  }
+  return f;
+}
+
+nlohmann::json ToolOutageToJson(const ToolOutageFinding& f) {
+  using json = nlohmann::json;
+  json requests = json::array();
+  for (const OutageRequest& q : f.requests) {
+    json tool_calls = json::parse(q.tool_calls_json, nullptr, false);
+    requests.push_back(
+        {{"part", q.part},
+         {"phase_id", q.phase_id},
+         {"sequence", q.sequence},
+         {"trace_id", q.trace_id},
+         {"outcome", q.outcome},
+         {"status", q.status ? json(*q.status) : json(nullptr)},
+         {"e2e_ms", q.e2e_ms ? json(*q.e2e_ms) : json(nullptr)},
+         {"in_time", q.in_time},
+         {"acknowledged", q.acknowledged.empty() ? json(nullptr) : json(q.acknowledged)},
+         {"claimed", q.claimed.empty() ? json(nullptr) : json(q.claimed)},
+         {"worked", q.worked},
+         {"passed", q.passed},
+         {"tool_calls", tool_calls.is_discarded() ? json::array() : tool_calls},
+         {"excerpt", q.excerpt}});
+  }
+  return {{"probe", f.probe},
+          {"actuator", f.actuator},
+          {"verdict", f.verdict},
+          {"requests_before", f.before},
+          {"requests_during", f.during},
+          {"requests_after", f.after},
+          {"recovered_s", f.recovered_s ? json(*f.recovered_s) : json(nullptr)},
+          {"proxy_connections_before",
+           f.proxy_connections_before ? json(*f.proxy_connections_before) : json(nullptr)},
+          {"reasons", f.reasons},
+          {"requests", requests}};
+}
+
+}  // namespace stagegate::faults
