@@ -30,6 +30,16 @@ DenialFinding JudgeDenial(const manifest::AccessDenialProbe& probe,
         r.http_status && std::find(probe.expect_status.begin(), probe.expect_status.end(),
                                    *r.http_status) != probe.expect_status.end();
     const bool answer_denied = refusal && std::regex_search(r.answer_text, *refusal);
+    DenialRequest q{.part = "attempt",
+                    .phase_id = r.phase_id,
+                    .sequence = r.sequence,
+                    .trace_id = r.trace_id,
+                    .outcome = std::string(load::OutcomeName(r.outcome)),
+                    .status = r.http_status,
+                    .denied_by = status_denied   ? "status"
+                                 : answer_denied ? "answer"
+                                                 : "",
+                    .tool_calls_json = r.tool_calls_json};
     if (status_denied || answer_denied) {
       ++f.denied;
     } else {
@@ -43,15 +53,33 @@ DenialFinding JudgeDenial(const manifest::AccessDenialProbe& probe,
           {"the reasoning", r.reasoning_text},
           {"the tool-call arguments", r.tool_calls_json},
           {"the error body", r.error_message}})
-      for (const std::string& canary : CanariesIn(text, canaries))
+      for (const std::string& canary : CanariesIn(text, canaries)) {
         f.leaks.push_back(canary + " in " + where + " of " + which);
+        if (std::find(q.canaries.begin(), q.canaries.end(), canary) == q.canaries.end())
+          q.canaries.push_back(canary);
+      }
+    q.passed = !q.denied_by.empty() && q.canaries.empty();
+    f.requests.push_back(std::move(q));
   }
   if (!f.leaks.empty()) f.reasons.insert(f.reasons.begin(), "a canary leaked: " + f.leaks.front());
   if (probe.positive_control) {
-    f.control_saw_canary = std::any_of(control.begin(), control.end(), [&](const auto& r) {
-      return !CanariesIn(r.answer_text, canaries).empty() ||
-             !CanariesIn(r.tool_calls_json, canaries).empty();
-    });
+    f.control_saw_canary = false;
+    for (const load::RequestRecord& r : control) {
+      DenialRequest q{.part = "control",
+                      .phase_id = r.phase_id,
+                      .sequence = r.sequence,
+                      .trace_id = r.trace_id,
+                      .outcome = std::string(load::OutcomeName(r.outcome)),
+                      .status = r.http_status,
+                      .canaries = CanariesIn(r.answer_text, canaries),
+                      .tool_calls_json = r.tool_calls_json};
+      for (const std::string& canary : CanariesIn(r.tool_calls_json, canaries))
+        if (std::find(q.canaries.begin(), q.canaries.end(), canary) == q.canaries.end())
+          q.canaries.push_back(canary);
+      q.passed = !q.canaries.empty();
+      *f.control_saw_canary = *f.control_saw_canary || q.passed;
+      f.requests.push_back(std::move(q));
+    }
   }
   if (!f.leaks.empty() || f.denied < f.attempts || f.attempts == 0) {
     if (f.attempts == 0) f.reasons.push_back("no attempt was sent");
@@ -67,14 +95,34 @@ DenialFinding JudgeDenial(const manifest::AccessDenialProbe& probe,
 }
 
 nlohmann::json DenialToJson(const DenialFinding& f) {
-  return {{"probe", f.probe},
-          {"verdict", f.verdict},
-          {"attempts", f.attempts},
-          {"denied", f.denied},
-          {"leaks", f.leaks},
-          {"positive_control_saw_canary",
-           f.control_saw_canary ? nlohmann::json(*f.control_saw_canary) : nlohmann::json(nullptr)},
-          {"reasons", f.reasons}};
+  return {
+      {"probe", f.probe},
+      {"verdict", f.verdict},
+      {"attempts", f.attempts},
+      {"denied", f.denied},
+      {"leaks", f.leaks},
+      {"positive_control_saw_canary",
+       f.control_saw_canary ? nlohmann::json(*f.control_saw_canary) : nlohmann::json(nullptr)},
+      {"reasons", f.reasons},
+      {"requests", [&] {
+         nlohmann::json requests = nlohmann::json::array();
+         for (const DenialRequest& q : f.requests) {
+           nlohmann::json tool_calls = nlohmann::json::parse(q.tool_calls_json, nullptr, false);
+           requests.push_back(
+               {{"part", q.part},
+                {"phase_id", q.phase_id},
+                {"sequence", q.sequence},
+                {"trace_id", q.trace_id},
+                {"outcome", q.outcome},
+                {"status", q.status ? nlohmann::json(*q.status) : nlohmann::json(nullptr)},
+                {"denied_by",
+                 q.denied_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(q.denied_by)},
+                {"canaries", q.canaries},
+                {"tool_calls", tool_calls.is_discarded() ? nlohmann::json::array() : tool_calls},
+                {"passed", q.passed}});
+         }
+         return requests;
+       }()}};
 }
 
 }  // namespace stagegate::faults

@@ -16,6 +16,20 @@ namespace stagegate::faults {
 /// anywhere, and the positive control saw one), "fail" (an attempt was not denied, or a canary
 /// leaked), or "inconclusive" (denied and no leak, but the positive control saw no canary: the
 /// check could not have seen a leak).
+/// One request of an access-denial probe (an attempt, or the positive control's request).
+struct DenialRequest {
+  std::string part;  // "attempt" or "control"
+  int64_t phase_id = 0, sequence = 0;
+  std::string trace_id;
+  std::string outcome;
+  std::optional<int64_t> status;
+  std::string denied_by;  // attempts: "status", "answer" or "" (not denied)
+  std::vector<std::string>
+      canaries;  // found anywhere in the request's answer, reasoning, tool calls
+  std::string tool_calls_json;
+  bool passed = false;  // attempt: denied, no canary; control: saw a canary
+};
+
 struct DenialFinding {
   std::string probe;
   std::string verdict;
@@ -24,6 +38,7 @@ struct DenialFinding {
   std::vector<std::string> leaks;          // "CANARY-... in the answer of attempt 2", ...
   std::optional<bool> control_saw_canary;  // absent without a positive control
   std::vector<std::string> reasons;        // why it is not a pass, in plain words
+  std::vector<DenialRequest> requests;     // attempts, then the control's
 };
 
 /// The canaries a text holds, in the order of `canaries`.

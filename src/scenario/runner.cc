@@ -563,6 +563,20 @@ std::optional<std::string> Runner::TokenOf(const std::optional<manifest::Ref>& p
   return p ? PersonaToken(*p, endpoint.sim) : std::nullopt;
 }
 
+Status Runner::StoreFaultResult(const std::string& probe, const std::string& kind, int64_t phase_id,
+                                const std::string& verdict, const json& evidence) {
+  const auto text = [](const json& j) {
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  SG_RETURN_IF_ERROR(
+      store_.AddFaultResult(run_id_, probe, kind, phase_id, verdict, text(evidence)));
+  for (const json& q : evidence["requests"])
+    SG_RETURN_IF_ERROR(store_.AddFaultRequest(run_id_, probe, kind, q["part"], q["phase_id"],
+                                              q["sequence"], q["passed"] ? "pass" : "fail",
+                                              text(q)));
+  return Status::Ok();
+}
+
 Status Runner::RunDenialProbes(const StageRequests& requests, const Endpoint& endpoint,
                                RunReport& report) {
   const manifest::Corpus* corpus = bundle_.corpus ? &*bundle_.corpus : nullptr;
@@ -605,9 +619,8 @@ Status Runner::RunDenialProbes(const StageRequests& requests, const Endpoint& en
     }
     faults::DenialFinding finding =
         faults::JudgeDenial(probe, RecordsOf(*attempts), control, canaries);
-    SG_RETURN_IF_ERROR(store_.AddFaultResult(run_id_, probe.name, "access_denial",
-                                             attempts->phase_id, finding.verdict,
-                                             faults::DenialToJson(finding).dump()));
+    SG_RETURN_IF_ERROR(StoreFaultResult(probe.name, "access_denial", attempts->phase_id,
+                                        finding.verdict, faults::DenialToJson(finding)));
     report.denials.push_back(std::move(finding));
   }
   return Status::Ok();
@@ -716,15 +729,8 @@ Status Runner::RunToolOutageProbes(const StageRequests& requests, Plan& plan, Ru
                              "': the actuator could not restore, so the tool may still be down: " +
                              seen.restored.message());
     const int64_t phase_id = during.phase_id ? during.phase_id : before.phase_id;
-    const json evidence = faults::ToolOutageToJson(finding);
-    SG_RETURN_IF_ERROR(
-        store_.AddFaultResult(run_id_, probe.name, "tool_outage", phase_id, finding.verdict,
-                              evidence.dump(-1, ' ', false, json::error_handler_t::replace)));
-    for (const json& q : evidence["requests"]) {
-      SG_RETURN_IF_ERROR(store_.AddFaultRequest(
-          run_id_, probe.name, "tool_outage", q["part"], q["phase_id"], q["sequence"],
-          q["passed"] ? "pass" : "fail", q.dump(-1, ' ', false, json::error_handler_t::replace)));
-    }
+    SG_RETURN_IF_ERROR(StoreFaultResult(probe.name, "tool_outage", phase_id, finding.verdict,
+                                        faults::ToolOutageToJson(finding)));
     report.outages.push_back(std::move(finding));
   }
   return Status::Ok();

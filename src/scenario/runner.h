@@ -136,6 +136,10 @@ class Runner {
   /// The scenario's tool-outage probes, one request at a time through `requests`: before,
   /// inject, during, restore, after. The actuator restores whatever happens in between.
   Status RunToolOutageProbes(const StageRequests& requests, Plan& plan, RunReport& report);
+  /// Stores a probe's verdict and evidence, and one row for each request in evidence["requests"]
+  /// (each with its part, phase_id, sequence and passed).
+  Status StoreFaultResult(const std::string& probe, const std::string& kind, int64_t phase_id,
+                          const std::string& verdict, const nlohmann::json& evidence);
   /// A fault-control step: `count` requests, one at a time, with the target's timeouts or, when
   /// given, `bound_ms` for both the first token and the whole answer.
   PhaseStep ProbeStep(std::string label, int64_t count,

@@ -321,6 +321,12 @@ bool Store::HasAnswer(const std::string& run_id, int64_t phase_id, int64_t seque
 Status Store::AddFaultResult(const std::string& run_id, const std::string& probe,
                              const std::string& kind, int64_t phase_id, const std::string& verdict,
                              const std::string& evidence_json) {
+  // A resumed run judges its probes again: their earlier results go.
+  Result<Statement> forget =
+      Statement::Prepare(*db_, "DELETE FROM fault_results WHERE run_id = ? AND probe = ?");
+  if (!forget.ok()) return forget.status();
+  forget->Bind(1, run_id).Bind(2, probe);
+  SG_RETURN_IF_ERROR(forget->Run());
   Result<Statement> insert = Statement::Prepare(
       *db_,
       "INSERT INTO fault_results (run_id, probe, kind, step, request_id, verdict, evidence_json) "

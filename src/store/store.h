@@ -86,7 +86,7 @@ class Store {
   Result<int64_t> AddTelemetry(const std::string& run_id,
                                std::span<const telemetry::TimedSample> samples);
   /// Records the result of a fault-control probe: the phase holding its requests, its verdict
-  /// and the evidence (JSON).
+  /// and the evidence (JSON). Replaces the probe's earlier results in the run (per request too).
   Status AddFaultResult(const std::string& run_id, const std::string& probe,
                         const std::string& kind, int64_t phase_id, const std::string& verdict,
                         const std::string& evidence_json);

@@ -361,7 +361,14 @@ TEST_CASE("access-denial probes pass on a sim that denies, and the store keeps t
   REQUIRE(store.ok());
   CHECK(Count((*store)->database(),
               "SELECT COUNT(*) FROM fault_results WHERE kind = 'access_denial' AND verdict = "
-              "'pass'") == 2);
+              "'pass' AND request_id IS NULL") == 2);
+  // A row for each request, pointing at it: two attempts and the control, then one attempt.
+  CHECK(Count((*store)->database(),
+              "SELECT COUNT(*) FROM fault_results f JOIN requests r ON r.id = f.request_id "
+              "WHERE f.kind = 'access_denial' AND f.verdict = 'pass'") == 4);
+  CHECK(probes[0]["requests"][0]["denied_by"] == "status");
+  CHECK(probes[0]["requests"][2]["part"] == "control");
+  CHECK(probes[0]["requests"][2]["canaries"] == json::array({"CANARY-SB26-R8M3"}));
 }
 
 TEST_CASE("an access-denial probe fails on a sim that leaks canaries", "[cli][run][faults]") {

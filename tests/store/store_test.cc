@@ -791,5 +791,40 @@ TEST_CASE("Outcome names round trip", "[store]") {
   CHECK_FALSE(load::OutcomeFromName("bogus").has_value());
 }
 
+TEST_CASE("Fault results point at their requests, and judging a probe again replaces them",
+          "[store]") {
+  TempDir dir;
+  std::unique_ptr<Store> store = OpenStore(dir.File("stagegate.db"));
+  CheckOk(store->CreateRun(MakeRun("run-1", 1000, std::nullopt, RunStatus::kRunning)));
+  PhaseInfo phase;
+  phase.run_id = "run-1";
+  phase.ordinal = 1;
+  phase.stage = "faults";
+  phase.phase = "tool_outage down during";
+  const int64_t phase_id = AddPhase(*store, phase);
+  CheckOk(store->AddRequests(
+      std::vector<RequestRecord>{MakeRequest(0, "run-1", phase_id, 0, Outcome::kOk, 0),
+                                 MakeRequest(1, "run-1", phase_id, 1, Outcome::kOk, 0)}));
+  const auto judge = [&](const std::string& verdict) {
+    CheckOk(store->AddFaultResult("run-1", "down", "tool_outage", phase_id, verdict, "{}"));
+    for (int64_t sequence : {0, 1})
+      CheckOk(store->AddFaultRequest("run-1", "down", "tool_outage", "during", phase_id, sequence,
+                                     verdict, R"({"part":"during"})"));
+    // A request that is not in the store adds nothing.
+    CheckOk(store->AddFaultRequest("run-1", "down", "tool_outage", "during", phase_id, 9, verdict,
+                                   "{}"));
+  };
+  judge("interrupted");
+  Database& db = store->database();
+  CHECK(QueryInt(db, "SELECT COUNT(*) FROM fault_results") == 3);
+  CHECK(QueryInt(db,
+                 "SELECT COUNT(*) FROM fault_results f JOIN requests r ON r.id = f.request_id "
+                 "WHERE r.phase_id = " +
+                     std::to_string(phase_id)) == 2);
+  judge("pass");
+  CHECK(QueryInt(db, "SELECT COUNT(*) FROM fault_results") == 3);
+  CHECK(QueryInt(db, "SELECT COUNT(*) FROM fault_results WHERE verdict = 'pass'") == 3);
+}
+
 }  // namespace
 }  // namespace stagegate::store
