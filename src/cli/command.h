@@ -43,5 +43,8 @@ std::unique_ptr<Command> MakeValidateCommand();
 std::unique_ptr<Command> MakeSimCommand();
 std::unique_ptr<Command> MakeProfileCommand();
 std::unique_ptr<Command> MakeRunCommand();
+std::unique_ptr<Command> MakeExportCommand();
+std::unique_ptr<Command> MakeImportCommand();
+std::unique_ptr<Command> MakeQualityCommand();
 
 }  // namespace stagegate::cli

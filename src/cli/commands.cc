@@ -23,6 +23,16 @@ const std::vector<CommandEntry>& Commands() {
       {"profile",
        "Measure one OpenAI-compatible endpoint at one or more load levels (no scenario file)",
        MakeProfileCommand},
+      {"export",
+       "Export a run's sampled answers for blinded review: one packet per reviewer (HTML page, "
+       "CSV, JSONL)",
+       MakeExportCommand},
+      {"import", "Import reviewers' scores for a run; checks every file before writing anything",
+       MakeImportCommand},
+      {"quality",
+       "Condition 2 of a run: reviewers' scores, their agreement and effort, and the automated "
+       "checks apart",
+       MakeQualityCommand},
   };
   return kCommands;
 }

@@ -139,6 +139,20 @@ const std::vector<std::string>& Migrations() {
       R"sql(
       ALTER TABLE runs ADD COLUMN settings_json TEXT NOT NULL DEFAULT '{}';
       )sql",
+      // 5: exports of answers for review: the rubric they were scored against and how they were
+      // assigned, so that an import is checked against what the reviewers were given.
+      R"sql(
+      CREATE TABLE exports (
+        export_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        created_unix_ms INTEGER NOT NULL,
+        reviewers INTEGER NOT NULL,
+        per_item INTEGER NOT NULL,
+        calibration INTEGER NOT NULL,
+        rubric_json TEXT NOT NULL
+      );
+      CREATE INDEX review_items_by_run ON review_items(run_id, export_id);
+      )sql",
   };
   return kMigrations;
 }

@@ -1,0 +1,194 @@
+// `stagegate export`, `import` and `quality`: answers out to independent reviewers, their scores
+// back in, and the quality summary (condition 2) built from them.
+
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "cli/command.h"
+#include "manifest/bundle.h"
+#include "manifest/fingerprint.h"
+#include "quality/summary.h"
+#include "review/export.h"
+#include "review/import.h"
+#include "store/store.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+
+// The store and one of its runs; on failure, what to exit with (the error is printed).
+struct OpenedRun {
+  std::unique_ptr<store::Store> store;
+  store::RunInfo run;
+};
+
+Result<OpenedRun> OpenRun(const GlobalOptions& global, const std::string& run_id) {
+  Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
+  if (!store.ok()) return store.status();
+  Result<std::optional<store::RunInfo>> found = (*store)->FindRun(run_id);
+  if (!found.ok()) return found.status();
+  if (!*found) return Status::InvalidInput("no run " + run_id + " in " + global.db_path);
+  return OpenedRun{std::move(*store), **found};
+}
+
+ExitCode Fail(console::Console& console, const std::string& command, const Status& status) {
+  for (const std::string& line : Split(status.message(), '\n'))
+    console.Error("stagegate " + command + ": " + line);
+  return status.code() == Status::Code::kInvalidInput ? ExitCode::kInvalidInput
+                                                      : ExitCode::kRuntimeFailure;
+}
+
+// The run's scenario read again, with the corpus and rubric it ran with: their hashes must be
+// the run's. `problem` says why there is none.
+std::optional<manifest::Bundle> RunBundle(const store::RunInfo& run, std::string& problem) {
+  manifest::Diagnostics diagnostics;
+  std::optional<manifest::Bundle> bundle = manifest::LoadBundle(run.scenario_file, diagnostics);
+  if (!bundle) {
+    problem = "the run's scenario " + run.scenario_file + " cannot be read again";
+    for (const manifest::Diagnostic& d : diagnostics.Sorted())
+      problem += "\n" + d.ToString();
+    return std::nullopt;
+  }
+  const json then = json::parse(run.scenario_json, nullptr, false);
+  const json now = manifest::CanonicalScenario(*bundle);
+  for (const char* part : {"corpus", "rubric"}) {
+    if (!then.is_object() || !then.contains(part) || then[part] != now[part]) {
+      problem = std::string("the ") + part + " of " + run.scenario_file +
+                " has changed since run " + run.id + ": restore the " + part + " the run used (" +
+                (then.is_object() && then.contains(part) ? then[part].dump() : "unknown") + ")";
+      return std::nullopt;
+    }
+  }
+  return bundle;
+}
+
+class ExportCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("run", run_id_, "The run whose sampled answers go to review")->required();
+    app.add_option("--reviewers", options_.reviewers, "How many reviewers")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000));
+    app.add_option("--per-item", options_.per_item, "How many reviewers score each answer")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000));
+    app.add_option("--calibration", options_.calibration,
+                   "Answers every reviewer scores (to compare reviewers)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    app.add_flag("--with-reference", options_.with_reference,
+                 "Show reviewers the corpus's reference answers");
+    app.add_option("--out", options_.out_dir, "Folder for the packets (default reviews/<run>)");
+  }
+
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override {
+    Result<OpenedRun> opened = OpenRun(global, run_id_);
+    if (!opened.ok()) return Fail(console, "export", opened.status());
+    std::string problem;
+    std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
+    if (!bundle) return Fail(console, "export", Status::InvalidInput(problem));
+    if (options_.out_dir.empty()) options_.out_dir = "reviews/" + run_id_;
+    Result<review::ExportResult> exported =
+        review::ExportForReview(*opened->store, opened->run, *bundle, options_);
+    if (!exported.ok()) return Fail(console, "export", exported.status());
+    std::vector<std::string> counts;
+    for (size_t r = 0; r < exported->items_per_reviewer.size(); ++r)
+      counts.push_back(review::ReviewerName(static_cast<int>(r)) + " " +
+                       std::to_string(exported->items_per_reviewer[r]));
+    console.Line("export " + exported->export_id + ": " + std::to_string(exported->answers) +
+                 " answers, items per reviewer: " + Join(counts, ", "));
+    console.Line("wrote " + std::to_string(exported->files.size()) +
+                 " files; hand out each "
+                 "reviewer's own (see README.txt)");
+    console.Line(options_.out_dir);
+    return ExitCode::kOk;
+  }
+
+ private:
+  std::string run_id_;
+  review::ExportOptions options_;
+};
+
+class ImportCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("run", run_id_, "The run the scores are for")->required();
+    app.add_option("files", files_,
+                   "Scores: the reviewer page's download, or a filled-in .jsonl or .csv packet")
+        ->required()
+        ->check(CLI::ExistingFile);
+    app.add_flag("--replace", options_.replace,
+                 "Let a changed score replace the one stored for the same item and reviewer");
+  }
+
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override {
+    Result<OpenedRun> opened = OpenRun(global, run_id_);
+    if (!opened.ok()) return Fail(console, "import", opened.status());
+    Result<review::ImportResult> imported =
+        review::ImportScores(*opened->store, run_id_, files_, options_);
+    if (!imported.ok()) return Fail(console, "import", imported.status());
+    if (!imported->errors.empty()) {
+      for (const std::string& error : imported->errors)
+        console.Error(error);
+      console.Error(std::to_string(imported->errors.size()) +
+                    (imported->errors.size() == 1 ? " problem" : " problems") +
+                    "; nothing was imported");
+      return ExitCode::kInvalidInput;
+    }
+    console.Line("imported " + std::to_string(imported->items) +
+                 " scored items: " + std::to_string(imported->added) + " scores added, " +
+                 std::to_string(imported->replaced) + " replaced, " +
+                 std::to_string(imported->unchanged) + " unchanged");
+    return ExitCode::kOk;
+  }
+
+ private:
+  std::string run_id_;
+  std::vector<std::string> files_;
+  review::ImportOptions options_;
+};
+
+class QualityCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("run", run_id_, "The run")->required();
+    app.add_flag("--json", json_, "Print the summary as JSON");
+  }
+
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override {
+    Result<OpenedRun> opened = OpenRun(global, run_id_);
+    if (!opened.ok()) return Fail(console, "quality", opened.status());
+    std::string problem;
+    std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
+    Result<quality::QualitySummary> summary =
+        quality::SummarizeQuality(*opened->store, opened->run, bundle ? &*bundle : nullptr);
+    if (!summary.ok()) return Fail(console, "quality", summary.status());
+    if (json_) {
+      console.Line(
+          quality::QualityToJson(*summary).dump(2, ' ', false, json::error_handler_t::replace));
+    } else {
+      for (const std::string& line : quality::QualityLines(*summary))
+        console.Line(line);
+    }
+    return ExitCode::kOk;
+  }
+
+ private:
+  std::string run_id_;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeExportCommand() {
+  return std::make_unique<ExportCommand>();
+}
+std::unique_ptr<Command> MakeImportCommand() {
+  return std::make_unique<ImportCommand>();
+}
+std::unique_ptr<Command> MakeQualityCommand() {
+  return std::make_unique<QualityCommand>();
+}
+
+}  // namespace stagegate::cli

@@ -1,0 +1,490 @@
+#include "quality/summary.h"
+
+#include <algorithm>
+#include <set>
+
+#include "base/strings.h"
+#include "stats/agreement.h"
+#include "store/sqlite.h"
+
+namespace stagegate::quality {
+namespace {
+
+using json = nlohmann::json;
+
+struct SampledAnswer {
+  int64_t request_id = 0;
+  std::string condition;  // at_rest or under_load
+  std::string task_id;
+  std::string stage;
+  load::RequestRecord record;  // answer, tool calls and status, for the automated checks
+};
+
+struct Criterion {
+  std::string id;
+  double weight = 1;
+  bool hard = false;
+  int64_t floor = 0;
+  std::vector<int64_t> levels;
+};
+
+// One answer's scores: criterion -> reviewer -> level, for reviewers who scored every criterion.
+struct AnswerScores {
+  std::map<std::string, std::map<std::string, int64_t>> by_criterion;
+  std::set<std::string> assigned, complete;
+};
+
+double Mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values)
+    sum += v;
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+std::optional<double> Median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::string Number(double value, int decimals = 2) {
+  return FormatNumber(value, decimals);
+}
+
+}  // namespace
+
+Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInfo& run,
+                                        const manifest::Bundle* bundle) {
+  store::Database& db = store.database();
+  QualitySummary s;
+  const json scenario = json::parse(run.scenario_json, nullptr, false);
+  const json quality =
+      scenario.is_object() && scenario.contains("quality") ? scenario["quality"] : json::object();
+
+  // The sampled answers.
+  std::vector<SampledAnswer> answers;
+  {
+    Result<store::Statement> q = store::Statement::Prepare(
+        db,
+        "SELECT a.request_id, a.condition, r.task_id, COALESCE(p.stage, ''), r.answer_text, "
+        "r.tool_calls_json, r.http_status FROM answers a JOIN requests r ON r.id = a.request_id "
+        "LEFT JOIN phases p ON p.id = r.phase_id WHERE a.run_id = ? ORDER BY a.request_id");
+    if (!q.ok()) return q.status();
+    q->Bind(1, run.id);
+    while (q->Step()) {
+      SampledAnswer a{.request_id = q->Int(0),
+                      .condition = q->Text(1),
+                      .task_id = q->Text(2),
+                      .stage = q->Text(3)};
+      // The answers at rest are taken in a step of their own, named after the stage.
+      const std::string suffix = " at rest";
+      if (a.stage.size() > suffix.size() && a.stage.ends_with(suffix))
+        a.stage.resize(a.stage.size() - suffix.size());
+      a.record.answer_text = q->Text(4);
+      a.record.tool_calls_json = q->Text(5);
+      a.record.http_status = q->OptionalInt(6);
+      answers.push_back(std::move(a));
+    }
+    SG_RETURN_IF_ERROR(q->status());
+  }
+  s.sampled = static_cast<int64_t>(answers.size());
+
+  // Automated checks, apart from the scores.
+  if (bundle && bundle->corpus) {
+    for (const SampledAnswer& a : answers) {
+      const manifest::Task* task = bundle->corpus->FindTask(a.task_id);
+      if (!task || task->checks.empty()) continue;
+      ++s.automated.answers;
+      for (const CheckResult& r :
+           RunChecks(*task, a.record, bundle->scenario.triage.refusal_patterns)) {
+        ++s.automated.checks;
+        auto& [passed, ran] = s.automated.by_kind[r.kind];
+        ++ran;
+        if (r.passed) {
+          ++passed;
+          ++s.automated.passed;
+        } else {
+          s.automated.failures.push_back("answer " + std::to_string(a.request_id) + " (" +
+                                         a.task_id + "): " + r.detail);
+        }
+      }
+    }
+  } else {
+    s.notes.push_back("automated checks not run: the run's scenario and corpus could not be read");
+  }
+
+  // The rubric the latest export was scored against.
+  std::vector<Criterion> criteria;
+  json pass_rule = json::object();
+  {
+    Result<store::Statement> q = store::Statement::Prepare(
+        db,
+        "SELECT rubric_json FROM exports WHERE run_id = ? ORDER BY created_unix_ms DESC LIMIT 1");
+    if (!q.ok()) return q.status();
+    q->Bind(1, run.id);
+    if (q->Step()) {
+      const json rubric = json::parse(q->Text(0), nullptr, false);
+      if (rubric.is_object()) {
+        for (const json& c : rubric["criteria"]) {
+          Criterion criterion{.id = c["id"].get<std::string>(),
+                              .weight = c.value("weight", 1.0),
+                              .hard = c.value("hard", false),
+                              .floor = c.value("floor", int64_t{0})};
+          for (const json& l : c["levels"])
+            criterion.levels.push_back(l["level"].get<int64_t>());
+          criteria.push_back(std::move(criterion));
+        }
+        pass_rule = rubric.value("pass_rule", json::object());
+      }
+    }
+    SG_RETURN_IF_ERROR(q->status());
+  }
+  if (criteria.empty()) {
+    s.verdict = "pending";
+    s.reasons.push_back("no answers have been exported for review yet (stagegate export " + run.id +
+                        ")");
+    return s;
+  }
+
+  // Assignments and scores.
+  std::map<int64_t, AnswerScores> scores;  // request -> its scores
+  std::map<std::string, int64_t> request_of;
+  std::map<std::string, std::vector<double>> seconds_by_reviewer;
+  std::set<std::string> reviewers;
+  {
+    Result<store::Statement> q = store::Statement::Prepare(
+        db, "SELECT item_id, request_id, reviewer FROM review_items WHERE run_id = ?");
+    if (!q.ok()) return q.status();
+    q->Bind(1, run.id);
+    while (q->Step()) {
+      request_of[q->Text(0)] = q->Int(1);
+      scores[q->Int(1)].assigned.insert(q->Text(2));
+      reviewers.insert(q->Text(2));
+    }
+    SG_RETURN_IF_ERROR(q->status());
+  }
+  s.assigned = static_cast<int64_t>(scores.size());
+  s.reviewers = static_cast<int64_t>(reviewers.size());
+  {
+    Result<store::Statement> q = store::Statement::Prepare(
+        db,
+        "SELECT s.item_id, s.reviewer, s.criterion, s.value, MAX(s.seconds) OVER (PARTITION BY "
+        "s.item_id, s.reviewer) FROM scores s JOIN review_items i ON i.item_id = s.item_id "
+        "WHERE i.run_id = ? ORDER BY s.item_id, s.reviewer");
+    if (!q.ok()) return q.status();
+    q->Bind(1, run.id);
+    std::string last;
+    while (q->Step()) {
+      const std::string item = q->Text(0), reviewer = q->Text(1);
+      AnswerScores& a = scores[request_of[item]];
+      a.by_criterion[q->Text(2)][reviewer] = q->Int(3);
+      if (item + reviewer != last && !q->IsNull(4))
+        seconds_by_reviewer[reviewer].push_back(q->Real(4));
+      last = item + reviewer;
+    }
+    SG_RETURN_IF_ERROR(q->status());
+  }
+  for (auto& [request, a] : scores)
+    for (const std::string& reviewer : a.assigned)
+      if (std::all_of(criteria.begin(), criteria.end(),
+                      [&](const Criterion& c) { return a.by_criterion[c.id].contains(reviewer); }))
+        a.complete.insert(reviewer);
+
+  // Each scored answer (every reviewer it was given to has scored it): its means and pass.
+  struct Judged {
+    const SampledAnswer* answer;
+    std::map<std::string, double> mean;
+    double weighted = 0;
+    bool passed = true, hard_failure = false;
+  };
+  std::vector<Judged> judged;
+  const auto min_weighted =
+      pass_rule.contains("min_weighted_mean")
+          ? std::optional<double>(pass_rule["min_weighted_mean"].get<double>())
+          : std::nullopt;
+  const auto min_each = pass_rule.contains("min_each")
+                            ? std::optional<double>(pass_rule["min_each"].get<double>())
+                            : std::nullopt;
+  for (const SampledAnswer& answer : answers) {
+    auto found = scores.find(answer.request_id);
+    if (found == scores.end() || found->second.assigned.empty() ||
+        found->second.complete.size() < found->second.assigned.size())
+      continue;
+    Judged j{.answer = &answer};
+    double weights = 0;
+    for (const Criterion& c : criteria) {
+      std::vector<double> values;
+      for (const std::string& reviewer : found->second.complete)
+        values.push_back(static_cast<double>(found->second.by_criterion[c.id][reviewer]));
+      const double mean = Mean(values);
+      j.mean[c.id] = mean;
+      j.weighted += c.weight * mean;
+      weights += c.weight;
+      if (min_each && c.weight > 0 && mean < *min_each) j.passed = false;  // weighted ones
+      if (c.hard && mean < static_cast<double>(c.floor)) {
+        j.passed = false;
+        j.hard_failure = true;
+      }
+    }
+    j.weighted = weights > 0 ? j.weighted / weights : 0;
+    if (min_weighted && j.weighted < *min_weighted) j.passed = false;
+    judged.push_back(std::move(j));
+  }
+  s.scored = static_cast<int64_t>(judged.size());
+
+  const auto group = [&](const std::string& name, const auto& member) {
+    GroupScores g{.name = name};
+    std::vector<double> weighted;
+    std::map<std::string, std::vector<double>> by_criterion;
+    for (const Judged& j : judged) {
+      if (!member(*j.answer)) continue;
+      ++g.answers;
+      weighted.push_back(j.weighted);
+      for (const auto& [criterion, mean] : j.mean)
+        by_criterion[criterion].push_back(mean);
+      g.passed += j.passed;
+      g.hard_floor_failures += j.hard_failure;
+    }
+    if (g.answers == 0) return g;
+    for (const auto& [criterion, values] : by_criterion) {
+      g.mean[criterion] = Mean(values);
+      if (auto ci = stats::MeanConfidenceInterval(values)) g.mean_ci[criterion] = *ci;
+    }
+    g.weighted_mean = Mean(weighted);
+    g.weighted_mean_ci = stats::MeanConfidenceInterval(weighted);
+    g.pass_rate_ci = stats::WilsonInterval(g.passed, g.answers);
+    return g;
+  };
+  s.groups.push_back(group("all", [](const SampledAnswer&) { return true; }));
+  for (const char* condition : {"at_rest", "under_load"})
+    s.groups.push_back(
+        group(condition, [&](const SampledAnswer& a) { return a.condition == condition; }));
+  std::set<std::string> stages, categories;
+  for (const Judged& j : judged) {
+    stages.insert(j.answer->stage);
+    if (bundle && bundle->corpus)
+      if (const manifest::Task* t = bundle->corpus->FindTask(j.answer->task_id))
+        categories.insert(t->category);
+  }
+  for (const std::string& stage : stages)
+    s.groups.push_back(
+        group("stage " + stage, [&](const SampledAnswer& a) { return a.stage == stage; }));
+  for (const std::string& category : categories)
+    s.groups.push_back(group("category " + category, [&](const SampledAnswer& a) {
+      const manifest::Task* t = bundle->corpus->FindTask(a.task_id);
+      return t && t->category == category;
+    }));
+
+  // Agreement per criterion, over every answer two reviewers or more scored.
+  std::vector<std::string> names(reviewers.begin(), reviewers.end());
+  for (const Criterion& c : criteria) {
+    CriterionAgreement agreement{.criterion = c.id};
+    std::vector<std::vector<std::optional<int64_t>>> units;
+    std::vector<int64_t> first, second;
+    std::vector<int64_t> unit_requests;
+    for (const auto& [request, a] : scores) {
+      if (a.complete.size() < 2) continue;
+      std::vector<std::optional<int64_t>> unit;
+      for (const std::string& reviewer : names)
+        unit.push_back(a.complete.contains(reviewer)
+                           ? std::optional<int64_t>(a.by_criterion.at(c.id).at(reviewer))
+                           : std::nullopt);
+      if (names.size() == 2) {
+        first.push_back(*unit[0]);
+        second.push_back(*unit[1]);
+      }
+      units.push_back(std::move(unit));
+      unit_requests.push_back(request);
+    }
+    agreement.units = static_cast<int64_t>(units.size());
+    if (names.size() == 2) agreement.kappa = stats::WeightedKappaQuadratic(first, second, c.levels);
+    agreement.alpha_ordinal = stats::KrippendorffAlpha(units, stats::AlphaMetric::kOrdinal);
+    agreement.alpha_interval = stats::KrippendorffAlpha(units, stats::AlphaMetric::kInterval);
+    for (const stats::Disagreement& d : stats::WideDisagreements(units, 1)) {
+      Adjudication item{.request_id = unit_requests[d.unit], .criterion = c.id};
+      for (const SampledAnswer& a : answers)
+        if (a.request_id == item.request_id) item.task_id = a.task_id;
+      for (size_t r = 0; r < names.size(); ++r)
+        if (units[d.unit][r]) item.ratings[names[r]] = *units[d.unit][r];
+      s.adjudication.push_back(std::move(item));
+    }
+    s.agreement.push_back(std::move(agreement));
+  }
+
+  // Reviewer effort.
+  std::vector<double> everyone;
+  for (const auto& [reviewer, seconds] : seconds_by_reviewer) {
+    ReviewerEffort e{.reviewer = reviewer, .items = static_cast<int64_t>(seconds.size())};
+    for (double v : seconds)
+      e.total_s += v;
+    e.median_s = Median(seconds);
+    everyone.insert(everyone.end(), seconds.begin(), seconds.end());
+    s.effort.push_back(e);
+  }
+  ReviewerEffort all{.reviewer = "all", .items = static_cast<int64_t>(everyone.size())};
+  for (double v : everyone)
+    all.total_s += v;
+  all.median_s = Median(everyone);
+  s.effort.push_back(all);
+
+  // The verdict against the scenario's thresholds.
+  const int64_t min_scored = quality.value("min_scored_answers", int64_t{30});
+  if (s.scored < min_scored)
+    s.reasons.push_back(std::to_string(s.scored) + " answers are fully scored; at least " +
+                        std::to_string(min_scored) + " are needed");
+  const double min_agreement = quality.value("min_agreement", 0.6);
+  bool pending = s.scored < min_scored;
+  std::vector<std::string> failures;
+  for (const CriterionAgreement& a : s.agreement) {
+    if (!a.figure()) {
+      pending = true;
+      if (s.scored < min_scored) continue;  // said already: too few scores
+      s.reasons.push_back("agreement on " + a.criterion + " cannot be computed yet (" +
+                          std::to_string(a.units) + " answers with two reviewers' scores)");
+    } else if (*a.figure() < min_agreement) {
+      failures.push_back("reviewers do not agree enough on " + a.criterion + " (" +
+                         (a.kappa ? "kappa " : "alpha ") + Number(*a.figure()) + " < " +
+                         Number(min_agreement) + "), so its scores cannot decide");
+    }
+  }
+  for (const GroupScores& g : s.groups) {
+    if (g.name != "at_rest" && g.name != "under_load") continue;
+    if (g.answers == 0) continue;
+    const std::string where = g.name == "at_rest" ? "at rest" : "under load";
+    if (quality.contains("min_mean") && g.weighted_mean &&
+        *g.weighted_mean < quality["min_mean"].get<double>())
+      failures.push_back(where + ": mean score " + Number(*g.weighted_mean) + " < " +
+                         Number(quality["min_mean"].get<double>()));
+    if (quality.contains("min_pass_rate") && g.pass_rate() &&
+        *g.pass_rate() < quality["min_pass_rate"].get<double>())
+      failures.push_back(where + ": pass rate " + Number(*g.pass_rate()) + " < " +
+                         Number(quality["min_pass_rate"].get<double>()));
+    if (quality.contains("criterion_floors"))
+      for (const auto& [criterion, floor] : quality["criterion_floors"].items())
+        if (g.mean.contains(criterion) && g.mean.at(criterion) < floor.get<double>())
+          failures.push_back(where + ": " + criterion + " mean " + Number(g.mean.at(criterion)) +
+                             " < " + Number(floor.get<double>()));
+    if (g.hard_floor_failures > 0)
+      failures.push_back(where + ": " + std::to_string(g.hard_floor_failures) +
+                         " answers below the floor of a hard criterion");
+  }
+  s.reasons.insert(s.reasons.end(), failures.begin(), failures.end());
+  s.verdict = !failures.empty() ? "fail" : pending ? "pending" : "pass";
+  return s;
+}
+
+json QualityToJson(const QualitySummary& s) {
+  const auto interval = [](const std::optional<stats::Interval>& i) {
+    return i ? json::array({i->low, i->high}) : json(nullptr);
+  };
+  const auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  json groups = json::array();
+  for (const GroupScores& g : s.groups) {
+    json criteria = json::object();
+    for (const auto& [criterion, mean] : g.mean) {
+      auto ci = g.mean_ci.find(criterion);
+      criteria[criterion] = {
+          {"mean", mean},
+          {"ci95",
+           ci == g.mean_ci.end() ? json(nullptr) : json::array({ci->second.low, ci->second.high})}};
+    }
+    groups.push_back({{"group", g.name},
+                      {"answers", g.answers},
+                      {"criteria", criteria},
+                      {"weighted_mean", optional(g.weighted_mean)},
+                      {"weighted_mean_ci95", interval(g.weighted_mean_ci)},
+                      {"passed", g.passed},
+                      {"pass_rate", optional(g.pass_rate())},
+                      {"pass_rate_ci95", interval(g.pass_rate_ci)},
+                      {"hard_floor_failures", g.hard_floor_failures}});
+  }
+  json agreement = json::array();
+  for (const CriterionAgreement& a : s.agreement)
+    agreement.push_back({{"criterion", a.criterion},
+                         {"answers", a.units},
+                         {"kappa_quadratic", optional(a.kappa)},
+                         {"alpha_ordinal", optional(a.alpha_ordinal)},
+                         {"alpha_interval", optional(a.alpha_interval)}});
+  json adjudication = json::array();
+  for (const Adjudication& a : s.adjudication)
+    adjudication.push_back({{"request_id", a.request_id},
+                            {"task", a.task_id},
+                            {"criterion", a.criterion},
+                            {"ratings", a.ratings}});
+  json effort = json::array();
+  for (const ReviewerEffort& e : s.effort)
+    effort.push_back({{"reviewer", e.reviewer},
+                      {"items", e.items},
+                      {"total_s", e.total_s},
+                      {"median_s", optional(e.median_s)}});
+  json by_kind = json::object();
+  for (const auto& [kind, counts] : s.automated.by_kind)
+    by_kind[kind] = {{"passed", counts.first}, {"run", counts.second}};
+  return {{"verdict", s.verdict},
+          {"reasons", s.reasons},
+          {"answers", {{"sampled", s.sampled}, {"assigned", s.assigned}, {"scored", s.scored}}},
+          {"reviewers", s.reviewers},
+          {"groups", groups},
+          {"agreement", agreement},
+          {"adjudication", adjudication},
+          {"effort", effort},
+          {"automated_checks",
+           {{"label", "automated"},
+            {"answers", s.automated.answers},
+            {"checks", s.automated.checks},
+            {"passed", s.automated.passed},
+            {"by_kind", by_kind},
+            {"failures", s.automated.failures}}},
+          {"notes", s.notes}};
+}
+
+std::vector<std::string> QualityLines(const QualitySummary& s) {
+  std::vector<std::string> lines;
+  lines.push_back("quality: " + s.verdict + " (" + std::to_string(s.scored) + " of " +
+                  std::to_string(s.sampled) + " sampled answers fully scored by " +
+                  std::to_string(s.reviewers) + " reviewers)");
+  for (const std::string& reason : s.reasons)
+    lines.push_back("  " + reason);
+  for (const GroupScores& g : s.groups) {
+    if (g.answers == 0) continue;
+    std::string line = "  " + g.name + ": " + std::to_string(g.answers) + " answers";
+    if (g.weighted_mean) {
+      line += ", mean " + Number(*g.weighted_mean);
+      if (g.weighted_mean_ci)
+        line +=
+            " [" + Number(g.weighted_mean_ci->low) + ", " + Number(g.weighted_mean_ci->high) + "]";
+    }
+    line += ", pass rate " + Number(*g.pass_rate());
+    if (g.hard_floor_failures)
+      line += ", " + std::to_string(g.hard_floor_failures) + " below a hard floor";
+    lines.push_back(line);
+  }
+  for (const CriterionAgreement& a : s.agreement) {
+    if (a.units == 0) continue;
+    std::string line = "  agreement " + a.criterion + ": ";
+    if (a.kappa) line += "kappa " + Number(*a.kappa) + ", ";
+    line += "alpha ordinal " + (a.alpha_ordinal ? Number(*a.alpha_ordinal) : std::string("-")) +
+            ", interval " + (a.alpha_interval ? Number(*a.alpha_interval) : std::string("-")) +
+            " over " + std::to_string(a.units) + " answers";
+    lines.push_back(line);
+  }
+  if (!s.adjudication.empty())
+    lines.push_back("  " + std::to_string(s.adjudication.size()) +
+                    " ratings more than one level apart, to adjudicate (see --json)");
+  for (const ReviewerEffort& e : s.effort)
+    if (e.items)
+      lines.push_back("  effort " + e.reviewer + ": " + std::to_string(e.items) + " items, " +
+                      Number(e.total_s / 60, 1) + " min, median " + Number(*e.median_s, 1) +
+                      " s an item");
+  if (s.automated.checks)
+    lines.push_back(
+        "automated checks (not reviewer scores): " + std::to_string(s.automated.passed) + " of " +
+        std::to_string(s.automated.checks) + " passed on " + std::to_string(s.automated.answers) +
+        " answers");
+  for (const std::string& note : s.notes)
+    lines.push_back("note: " + note);
+  return lines;
+}
+
+}  // namespace stagegate::quality

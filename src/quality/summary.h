@@ -1,0 +1,90 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "manifest/bundle.h"
+#include "quality/checks.h"
+#include "stats/intervals.h"
+#include "store/store.h"
+
+namespace stagegate::quality {
+
+/// Scores of one group of answers (all, at rest, under load, a stage, a category).
+struct GroupScores {
+  std::string name;
+  int64_t answers = 0;                             // scored answers in the group
+  std::map<std::string, double> mean;              // criterion -> mean of the answers' means
+  std::map<std::string, stats::Interval> mean_ci;  // 95%, with 2 answers or more
+  std::optional<double> weighted_mean;             // mean of the answers' weighted means
+  std::optional<stats::Interval> weighted_mean_ci;
+  int64_t passed = 0;  // answers passing the rubric's pass rule and hard floors
+  std::optional<stats::Interval> pass_rate_ci;  // Wilson, 95%
+  int64_t hard_floor_failures = 0;              // answers below the floor of a hard criterion
+
+  std::optional<double> pass_rate() const {
+    return answers ? std::optional<double>(static_cast<double>(passed) / answers) : std::nullopt;
+  }
+};
+
+struct CriterionAgreement {
+  std::string criterion;
+  int64_t units = 0;            // answers with two ratings or more
+  std::optional<double> kappa;  // quadratic-weighted Cohen's kappa: exactly two reviewers
+  std::optional<double> alpha_ordinal, alpha_interval;  // Krippendorff's alpha
+  /// The figure held against quality.min_agreement: kappa with two reviewers, else ordinal alpha.
+  std::optional<double> figure() const { return kappa ? kappa : alpha_ordinal; }
+};
+
+/// An answer whose reviewers are more than one level apart on a criterion.
+struct Adjudication {
+  int64_t request_id = 0;
+  std::string task_id;
+  std::string criterion;
+  std::map<std::string, int64_t> ratings;  // reviewer -> level
+};
+
+struct ReviewerEffort {
+  std::string reviewer;  // "all" for everyone together
+  int64_t items = 0;     // items with a recorded time
+  double total_s = 0;
+  std::optional<double> median_s;
+};
+
+struct AutomatedChecks {
+  int64_t answers = 0, checks = 0, passed = 0;
+  std::map<std::string, std::pair<int64_t, int64_t>> by_kind;  // kind -> (passed, run)
+  std::vector<std::string> failures;  // "answer 12 (hr-leave-carry-over): the answer does not ..."
+};
+
+/// Condition 2 of the release report: independent reviewers' scores, their agreement and effort,
+/// and apart from them the corpus's automated checks.
+struct QualitySummary {
+  std::string verdict;                            // "pass", "fail" or "pending"
+  std::vector<std::string> reasons;               // why not pass
+  int64_t sampled = 0, assigned = 0, scored = 0;  // answers
+  int64_t reviewers = 0;
+  std::vector<GroupScores> groups;  // "all", "at_rest", "under_load", "stage <s>", "category <c>"
+  std::vector<CriterionAgreement> agreement;
+  std::vector<Adjudication> adjudication;
+  std::vector<ReviewerEffort> effort;
+  AutomatedChecks automated;
+  std::vector<std::string> notes;
+};
+
+/// Builds the summary of a run from the store: its sampled answers, exports and imported scores,
+/// against the run's quality thresholds (from its stored scenario). `bundle` (the run's scenario
+/// loaded again; may be null) gives task categories and the automated checks.
+Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInfo& run,
+                                        const manifest::Bundle* bundle);
+
+nlohmann::json QualityToJson(const QualitySummary& summary);
+/// The summary for a terminal: verdict, groups, agreement, effort, automated checks.
+std::vector<std::string> QualityLines(const QualitySummary& summary);
+
+}  // namespace stagegate::quality

@@ -1,0 +1,275 @@
+#include "review/export.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <numeric>
+
+#include "base/files.h"
+#include "base/strings.h"
+#include "review/reviewer_page.h"
+#include "store/sqlite.h"
+
+namespace stagegate::review {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr char kInstructions[] =
+    "Score each answer against the rubric, on its own merits. For every criterion, choose the "
+    "level whose description fits the answer best. You see the conversation the assistant was "
+    "given and its answer (and, where present, a reference answer written by a person who knows "
+    "the subject). Do not look answers up elsewhere and do not compare notes with other "
+    "reviewers. Your time on each item is recorded so that the effort of reviewing is known.";
+
+// Random text for ids: lower-case letters and digits, from the system's random source.
+std::string RandomId(std::random_device& device, size_t length) {
+  static constexpr char kAlphabet[] = "abcdefghijkmnpqrstuvwxyz23456789";
+  std::string id;
+  for (size_t i = 0; i < length; ++i)
+    id += kAlphabet[device() % (sizeof kAlphabet - 1)];
+  return id;
+}
+
+struct Answer {
+  int64_t request_id = 0;
+  std::string task_id;
+  std::string text;
+};
+
+Result<std::vector<Answer>> SampledAnswers(store::Database& db, const std::string& run_id) {
+  Result<store::Statement> query = store::Statement::Prepare(
+      db,
+      "SELECT a.request_id, r.task_id, r.answer_text FROM answers a "
+      "JOIN requests r ON r.id = a.request_id WHERE a.run_id = ? ORDER BY a.request_id");
+  if (!query.ok()) return query.status();
+  query->Bind(1, run_id);
+  std::vector<Answer> answers;
+  while (query->Step())
+    answers.push_back({query->Int(0), query->Text(1), query->Text(2)});
+  SG_RETURN_IF_ERROR(query->status());
+  return answers;
+}
+
+json Conversation(const manifest::Task& task) {
+  json turns = json::array();
+  if (task.messages.empty()) {
+    turns.push_back({{"role", "user"}, {"content", task.prompt}});
+  } else {
+    for (const manifest::ChatMessage& m : task.messages)
+      turns.push_back({{"role", m.role}, {"content", m.content}});
+  }
+  return turns;
+}
+
+// The conversation as one cell of a spreadsheet.
+std::string ConversationText(const json& turns) {
+  if (turns.size() == 1) return turns[0]["content"].get<std::string>();
+  std::vector<std::string> parts;
+  for (const json& turn : turns)
+    parts.push_back(turn["role"].get<std::string>() + ": " + turn["content"].get<std::string>());
+  return Join(parts, "\n\n");
+}
+
+std::string Dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string ReviewerName(int reviewer) {
+  return "r" + std::to_string(reviewer + 1);
+}
+
+std::vector<Assignment> AssignReviewers(size_t answers, int reviewers, int per_item,
+                                        int calibration, std::mt19937_64& random) {
+  std::vector<size_t> order(answers);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), random);
+  std::vector<Assignment> out;
+  std::vector<int64_t> load(static_cast<size_t>(reviewers), 0);
+  const size_t calibrated = std::min(answers, static_cast<size_t>(std::max(calibration, 0)));
+  for (size_t i = 0; i < calibrated; ++i)
+    for (int r = 0; r < reviewers; ++r) {
+      out.push_back({.answer = order[i], .reviewer = r, .calibration = true});
+      ++load[static_cast<size_t>(r)];
+    }
+  std::vector<int> by_load(static_cast<size_t>(reviewers));
+  std::iota(by_load.begin(), by_load.end(), 0);
+  for (size_t i = calibrated; i < answers; ++i) {
+    // The least loaded reviewers first; among equals, a random order, so that nobody is always
+    // first.
+    std::shuffle(by_load.begin(), by_load.end(), random);
+    std::stable_sort(by_load.begin(), by_load.end(), [&](int a, int b) {
+      return load[static_cast<size_t>(a)] < load[static_cast<size_t>(b)];
+    });
+    for (int k = 0; k < per_item; ++k) {
+      const int r = by_load[static_cast<size_t>(k)];
+      out.push_back({.answer = order[i], .reviewer = r, .calibration = false});
+      ++load[static_cast<size_t>(r)];
+    }
+  }
+  return out;
+}
+
+json RubricJson(const manifest::Rubric& rubric) {
+  json criteria = json::array();
+  for (const manifest::Criterion& c : rubric.criteria) {
+    json levels = json::array();
+    for (const auto& [level, anchor] : c.scale)
+      levels.push_back({{"level", level}, {"anchor", anchor}});
+    criteria.push_back({{"id", c.id},
+                        {"question", c.question},
+                        {"weight", c.weight},
+                        {"hard", c.hard},
+                        {"floor", c.floor},
+                        {"levels", levels}});
+  }
+  json pass_rule = json::object();
+  if (rubric.pass_rule.min_weighted_mean)
+    pass_rule["min_weighted_mean"] = *rubric.pass_rule.min_weighted_mean;
+  if (rubric.pass_rule.min_each) pass_rule["min_each"] = *rubric.pass_rule.min_each;
+  return {
+      {"id", rubric.id}, {"title", rubric.title}, {"criteria", criteria}, {"pass_rule", pass_rule}};
+}
+
+Result<ExportResult> ExportForReview(store::Store& store, const store::RunInfo& run,
+                                     const manifest::Bundle& bundle, const ExportOptions& options) {
+  if (!bundle.corpus || !bundle.rubric)
+    return Status::InvalidInput(
+        "the run's scenario names no corpus or no rubric: nothing to review");
+  if (options.reviewers < 1 || options.per_item < 1 || options.per_item > options.reviewers)
+    return Status::InvalidInput("--per-item must be between 1 and --reviewers (" +
+                                std::to_string(options.reviewers) + ")");
+  store::Database& db = store.database();
+  Result<std::vector<Answer>> answers = SampledAnswers(db, run.id);
+  if (!answers.ok()) return answers.status();
+  if (answers->empty())
+    return Status::InvalidInput("run " + run.id + " has no answers sampled for review");
+  if (options.calibration < 0 || static_cast<size_t>(options.calibration) > answers->size())
+    return Status::InvalidInput("--calibration must be between 0 and the " +
+                                std::to_string(answers->size()) + " answers sampled");
+  for (const Answer& a : *answers)
+    if (!bundle.corpus->FindTask(a.task_id))
+      return Status::InvalidInput("answer " + std::to_string(a.request_id) + " is for task '" +
+                                  a.task_id + "', which the corpus no longer has");
+
+  std::random_device device;
+  std::mt19937_64 random((static_cast<uint64_t>(device()) << 32) | device());
+  const std::vector<Assignment> assignments = AssignReviewers(
+      answers->size(), options.reviewers, options.per_item, options.calibration, random);
+  ExportResult result{.export_id = "x-" + RandomId(device, 10),
+                      .answers = static_cast<int64_t>(answers->size()),
+                      .items_per_reviewer = std::vector<int64_t>(options.reviewers, 0)};
+  const json rubric = RubricJson(*bundle.rubric);
+
+  store::Transaction transaction(db);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<store::Statement> add_export = store::Statement::Prepare(
+      db,
+      "INSERT INTO exports (export_id, run_id, created_unix_ms, reviewers, per_item, calibration, "
+      "rubric_json) VALUES (?,?,?,?,?,?,?)");
+  if (!add_export.ok()) return add_export.status();
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  add_export->Bind(1, result.export_id).Bind(2, run.id).Bind(3, now_ms);
+  add_export->Bind(4, int64_t{options.reviewers}).Bind(5, int64_t{options.per_item});
+  add_export->Bind(6, int64_t{options.calibration}).Bind(7, Dump(rubric));
+  SG_RETURN_IF_ERROR(add_export->Run());
+  Result<store::Statement> add_item = store::Statement::Prepare(
+      db,
+      "INSERT INTO review_items (item_id, export_id, run_id, request_id, reviewer, calibration) "
+      "VALUES (?,?,?,?,?,?)");
+  if (!add_item.ok()) return add_item.status();
+
+  std::vector<json> items(static_cast<size_t>(options.reviewers), json::array());
+  for (const Assignment& a : assignments) {
+    const Answer& answer = (*answers)[a.answer];
+    const manifest::Task& task = *bundle.corpus->FindTask(answer.task_id);
+    const std::string item_id = "i-" + RandomId(device, 12);
+    add_item->Reset();
+    add_item->Bind(1, item_id).Bind(2, result.export_id).Bind(3, run.id);
+    add_item->Bind(4, answer.request_id).Bind(5, ReviewerName(a.reviewer));
+    add_item->Bind(6, int64_t{a.calibration});
+    SG_RETURN_IF_ERROR(add_item->Run());
+    json item = {{"item", item_id}, {"conversation", Conversation(task)}, {"answer", answer.text}};
+    item["reference"] =
+        options.with_reference && !task.reference.empty() ? json(task.reference) : json(nullptr);
+    items[static_cast<size_t>(a.reviewer)].push_back(std::move(item));
+    ++result.items_per_reviewer[static_cast<size_t>(a.reviewer)];
+  }
+
+  std::error_code error;
+  std::filesystem::create_directories(options.out_dir, error);
+  if (error) return Status::IoError("cannot create " + options.out_dir + ": " + error.message());
+  std::vector<std::string> readme = {
+      "Answers for blinded review, export " + result.export_id + ".",
+      "",
+      "Give each reviewer their own files, and nothing else from this folder:",
+  };
+  for (int r = 0; r < options.reviewers; ++r) {
+    const std::string name = ReviewerName(r);
+    json& mine = items[static_cast<size_t>(r)];
+    std::shuffle(mine.begin(), mine.end(), random);
+    const json packet = {{"format", "stagegate-packet"},
+                         {"version", 1},
+                         {"export_id", result.export_id},
+                         {"reviewer", name},
+                         {"instructions", kInstructions},
+                         {"rubric", rubric},
+                         {"items", mine}};
+    // The JSON Lines packet: a header, then one line an item with its scores to fill in; the
+    // filled-in file is what `import` reads, as it reads the page's download.
+    std::string jsonl = Dump({{"format", "stagegate-scores"},
+                              {"version", 1},
+                              {"export_id", result.export_id},
+                              {"reviewer", name},
+                              {"instructions", kInstructions},
+                              {"rubric", rubric}}) +
+                        "\n";
+    std::string csv = "export_id,reviewer,item,conversation,answer,reference";
+    for (const json& c : rubric["criteria"])
+      csv += "," + CsvField(c["id"].get<std::string>());
+    csv += ",seconds\n";
+    for (const json& item : mine) {
+      json line = {{"item", item["item"]},
+                   {"conversation", item["conversation"]},
+                   {"answer", item["answer"]},
+                   {"reference", item["reference"]}};
+      json scores = json::object();
+      for (const json& c : rubric["criteria"])
+        scores[c["id"].get<std::string>()] = nullptr;
+      line["scores"] = scores;
+      line["seconds"] = nullptr;
+      jsonl += Dump(line) + "\n";
+      csv += CsvField(result.export_id) + "," + CsvField(name) + "," +
+             CsvField(item["item"].get<std::string>()) + "," +
+             CsvField(ConversationText(item["conversation"])) + "," +
+             CsvField(item["answer"].get<std::string>()) + "," +
+             CsvField(item["reference"].is_string() ? item["reference"].get<std::string>() : "");
+      for (size_t c = 0; c < rubric["criteria"].size(); ++c)
+        csv += ",";
+      csv += ",\n";
+    }
+    const std::string base = "reviewer-" + name;
+    for (const auto& [suffix, text] :
+         {std::pair<std::string, std::string>{".html", ReviewerPageHtml(packet)},
+          {".jsonl", jsonl},
+          {".csv", csv}}) {
+      SG_RETURN_IF_ERROR(WriteFileAtomically(options.out_dir + "/" + base + suffix, text));
+      result.files.push_back(base + suffix);
+    }
+    readme.push_back("  " + name + ": " + base + ".html (score in a browser, then download), or " +
+                     base + ".csv / " + base + ".jsonl (fill in the score columns) - " +
+                     std::to_string(mine.size()) + " items");
+  }
+  readme.insert(readme.end(), {"", "Bring back what each reviewer returns and load it with:",
+                               "  stagegate import " + run.id + " FILE...", ""});
+  SG_RETURN_IF_ERROR(WriteFileAtomically(options.out_dir + "/README.txt", Join(readme, "\n")));
+  result.files.push_back("README.txt");
+  SG_RETURN_IF_ERROR(transaction.Commit());
+  return result;
+}
+
+}  // namespace stagegate::review

@@ -1,0 +1,429 @@
+#include "review/import.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "base/files.h"
+#include "base/strings.h"
+#include "store/sqlite.h"
+
+namespace stagegate::review {
+namespace {
+
+using json = nlohmann::json;
+
+struct Export {
+  std::string id;
+  json rubric;
+  std::map<std::string, std::vector<int64_t>> levels;  // criterion -> its scale
+  std::vector<std::string> criteria;                   // in rubric order
+};
+
+struct Item {
+  std::string export_id;
+  std::string reviewer;
+};
+
+// One item's scores as read from a file.
+struct Scored {
+  std::string where;  // "FILE:LINE"
+  std::string item;
+  std::string reviewer;
+  std::map<std::string, int64_t> scores;
+  std::optional<double> seconds;
+};
+
+// A CSV record and the line it starts on (RFC 4180: quoted fields may hold commas, quotes and
+// line breaks).
+struct CsvRecord {
+  int line = 0;
+  std::vector<std::string> fields;
+};
+
+// `unclosed` is set to the line of a quoted field that never closes (0 when none does).
+std::vector<CsvRecord> ParseCsv(const std::string& text, int& unclosed) {
+  unclosed = 0;
+  std::vector<CsvRecord> records;
+  CsvRecord record{.line = 1};
+  std::string field;
+  bool quoted = false, any = false;
+  int line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"' && field.empty()) {
+      quoted = any = true;
+    } else if (c == ',') {
+      record.fields.push_back(std::move(field));
+      field.clear();
+      any = true;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (any || !field.empty()) {
+        record.fields.push_back(std::move(field));
+        records.push_back(std::move(record));
+      }
+      field.clear();
+      any = false;
+      record = CsvRecord{.line = ++line};
+    } else {
+      field += c;
+      any = true;
+    }
+  }
+  if (quoted) unclosed = record.line;
+  if (any || !field.empty()) {
+    record.fields.push_back(std::move(field));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+std::string Where(const std::string& file, int line) {
+  return file + ":" + std::to_string(line);
+}
+
+class Reader {
+ public:
+  Reader(const std::map<std::string, Export>& exports, const std::map<std::string, Item>& items)
+      : exports_(exports), items_(items) {}
+
+  std::vector<std::string> errors;
+  std::vector<Scored> scored;
+
+  void Read(const std::string& file) {
+    Result<std::string> text = ReadFile(file);
+    if (!text.ok()) {
+      errors.push_back(file + ": " + text.status().message());
+      return;
+    }
+    const bool csv = file.size() >= 4 && file.compare(file.size() - 4, 4, ".csv") == 0;
+    if (csv)
+      ReadCsv(file, *text);
+    else
+      ReadJsonLines(file, *text);
+  }
+
+ private:
+  void Error(const std::string& where, const std::string& message) {
+    errors.push_back(where + ": " + message);
+  }
+
+  // The export and reviewer a file's header names, checked.
+  const Export* Header(const std::string& where, const std::string& export_id,
+                       const std::string& reviewer) {
+    auto found = exports_.find(export_id);
+    if (found == exports_.end()) {
+      Error(where, "export '" + export_id + "' is not an export of this run");
+      return nullptr;
+    }
+    const bool known = std::any_of(items_.begin(), items_.end(), [&](const auto& entry) {
+      return entry.second.export_id == export_id && entry.second.reviewer == reviewer;
+    });
+    if (!known) {
+      Error(where, "reviewer '" + reviewer + "' has no packet in export " + export_id);
+      return nullptr;
+    }
+    return &found->second;
+  }
+
+  // Checks one item's scores (criterion -> value as read; null: not given) and keeps them.
+  void Check(const std::string& where, const Export& x, const std::string& reviewer,
+             const std::string& item, const std::vector<std::pair<std::string, json>>& values,
+             const json& seconds) {
+    auto found = items_.find(item);
+    if (found == items_.end() || found->second.export_id != x.id) {
+      Error(where, "unknown item '" + item + "'");
+      return;
+    }
+    if (found->second.reviewer != reviewer) {
+      Error(where,
+            "item '" + item + "' was given to " + found->second.reviewer + ", not to " + reviewer);
+      return;
+    }
+    const bool none =
+        std::all_of(values.begin(), values.end(), [](const auto& v) { return v.second.is_null(); });
+    if (none && (seconds.is_null())) return;  // not scored yet
+    Scored s{.where = where, .item = item, .reviewer = reviewer};
+    bool ok = true;
+    std::vector<std::string> missing;
+    for (const auto& [criterion, value] : values) {
+      auto levels = x.levels.find(criterion);
+      if (levels == x.levels.end()) {
+        Error(where, "item '" + item + "': unknown criterion '" + criterion + "'" +
+                         DidYouMean(criterion, x.criteria));
+        ok = false;
+        continue;
+      }
+      if (value.is_null()) continue;
+      const std::vector<int64_t>& scale = levels->second;
+      std::vector<std::string> allowed;
+      for (int64_t level : scale)
+        allowed.push_back(std::to_string(level));
+      const bool integral =
+          value.is_number_integer() ||
+          (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>());
+      const int64_t level = integral ? static_cast<int64_t>(value.get<double>()) : 0;
+      if (!integral || std::find(scale.begin(), scale.end(), level) == scale.end()) {
+        Error(where, "item '" + item + "': '" + criterion + "' must be one of " +
+                         Join(allowed, ", ") + ", got " + value.dump());
+        ok = false;
+        continue;
+      }
+      s.scores[criterion] = level;
+    }
+    for (const std::string& criterion : x.criteria)
+      if (!s.scores.contains(criterion) &&
+          std::none_of(values.begin(), values.end(),
+                       [&](const auto& v) { return v.first == criterion && !v.second.is_null(); }))
+        missing.push_back(criterion);
+    if (!missing.empty()) {
+      Error(where, "item '" + item + "': missing criteria: " + Join(missing, ", "));
+      ok = false;
+    }
+    if (!seconds.is_null()) {
+      if (!seconds.is_number() || seconds.get<double>() < 0) {
+        Error(where, "item '" + item + "': 'seconds' must be a number of seconds, 0 or more");
+        ok = false;
+      } else {
+        s.seconds = seconds.get<double>();
+      }
+    }
+    auto [first, added] = seen_.emplace(item, where);
+    if (!added) {
+      Error(where, "item '" + item + "' is scored twice (first at " + first->second + ")");
+      ok = false;
+    }
+    if (ok) scored.push_back(std::move(s));
+  }
+
+  void ReadJsonLines(const std::string& file, const std::string& text) {
+    const std::vector<std::string> lines = Split(text, '\n');
+    const Export* x = nullptr;
+    std::string reviewer;
+    bool header = false;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string where = Where(file, static_cast<int>(i) + 1);
+      const std::string_view line = Trim(lines[i]);
+      if (line.empty()) continue;
+      json value;
+      try {
+        value = json::parse(line);
+      } catch (const json::parse_error& e) {
+        std::string what = e.what();
+        const size_t colon = what.find("]: ");  // "[json.exception.parse_error.101] parse error..."
+        Error(where,
+              "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 3)));
+        if (!header) return;
+        continue;
+      }
+      if (!header) {
+        header = true;
+        if (!value.is_object() || value.value("format", "") != "stagegate-scores" ||
+            !value.contains("version") || value["version"] != 1 || !value.contains("export_id") ||
+            !value["export_id"].is_string() || !value.contains("reviewer") ||
+            !value["reviewer"].is_string()) {
+          Error(where,
+                "not a stagegate scores file: the first line must be {\"format\": "
+                "\"stagegate-scores\", \"version\": 1, \"export_id\": ..., \"reviewer\": ...}");
+          return;
+        }
+        reviewer = value["reviewer"].get<std::string>();
+        x = Header(where, value["export_id"].get<std::string>(), reviewer);
+        if (!x) return;
+        continue;
+      }
+      if (!value.is_object() || !value.contains("item") || !value["item"].is_string() ||
+          !value.contains("scores") || !value["scores"].is_object()) {
+        Error(where, "each line after the first must be an object with \"item\" and \"scores\"");
+        continue;
+      }
+      std::vector<std::pair<std::string, json>> values;
+      for (const auto& [criterion, v] : value["scores"].items())
+        values.emplace_back(criterion, v);
+      Check(where, *x, reviewer, value["item"].get<std::string>(), values,
+            value.contains("seconds") ? value["seconds"] : json(nullptr));
+    }
+    if (!header) Error(Where(file, 1), "the file is empty");
+  }
+
+  void ReadCsv(const std::string& file, const std::string& text) {
+    int unclosed = 0;
+    const std::vector<CsvRecord> parsed = ParseCsv(text, unclosed);
+    if (unclosed) {
+      Error(Where(file, unclosed), "a quoted field is not closed");
+      return;
+    }
+    const std::vector<CsvRecord>* records = &parsed;
+    if (records->empty()) {
+      Error(Where(file, 1), "the file is empty");
+      return;
+    }
+    const std::vector<std::string>& head = records->front().fields;
+    const auto column = [&](const std::string& name) -> std::optional<size_t> {
+      auto at = std::find(head.begin(), head.end(), name);
+      return at == head.end() ? std::nullopt : std::optional<size_t>(at - head.begin());
+    };
+    const std::optional<size_t> export_col = column("export_id"), reviewer_col = column("reviewer"),
+                                item_col = column("item"), seconds_col = column("seconds");
+    if (!export_col || !reviewer_col || !item_col) {
+      Error(Where(file, 1),
+            "not a stagegate scores file: the header must have the columns "
+            "export_id, reviewer and item");
+      return;
+    }
+    static const std::set<std::string> kText = {"export_id", "reviewer",  "item",   "conversation",
+                                                "answer",    "reference", "seconds"};
+    for (const CsvRecord& record : std::span(*records).subspan(1)) {
+      const std::string where = Where(file, record.line);
+      if (record.fields.size() != head.size()) {
+        Error(where, "has " + std::to_string(record.fields.size()) + " fields, the header " +
+                         std::to_string(head.size()));
+        continue;
+      }
+      const Export* x = Header(where, record.fields[*export_col], record.fields[*reviewer_col]);
+      if (!x) continue;
+      std::vector<std::pair<std::string, json>> values;
+      for (size_t c = 0; c < head.size(); ++c) {
+        if (kText.contains(head[c])) continue;
+        const std::string_view cell = Trim(record.fields[c]);
+        json value = nullptr;
+        if (!cell.empty()) {
+          value = json::parse(cell, nullptr, false);
+          if (value.is_discarded() || !value.is_number()) value = std::string(cell);
+        }
+        values.emplace_back(head[c], value);
+      }
+      json seconds = nullptr;
+      if (seconds_col && !Trim(record.fields[*seconds_col]).empty()) {
+        seconds = json::parse(Trim(record.fields[*seconds_col]), nullptr, false);
+        if (seconds.is_discarded()) seconds = std::string(Trim(record.fields[*seconds_col]));
+      }
+      Check(where, *x, record.fields[*reviewer_col], record.fields[*item_col], values, seconds);
+    }
+  }
+
+  const std::map<std::string, Export>& exports_;
+  const std::map<std::string, Item>& items_;
+  std::map<std::string, std::string> seen_;  // item -> where it was first scored
+};
+
+}  // namespace
+
+Result<ImportResult> ImportScores(store::Store& store, const std::string& run_id,
+                                  const std::vector<std::string>& files,
+                                  const ImportOptions& options) {
+  store::Database& db = store.database();
+  std::map<std::string, Export> exports;
+  {
+    Result<store::Statement> q = store::Statement::Prepare(
+        db, "SELECT export_id, rubric_json FROM exports WHERE run_id = ?");
+    if (!q.ok()) return q.status();
+    q->Bind(1, run_id);
+    while (q->Step()) {
+      Export x{.id = q->Text(0), .rubric = json::parse(q->Text(1), nullptr, false)};
+      if (x.rubric.is_object())
+        for (const json& c : x.rubric["criteria"]) {
+          const std::string id = c["id"].get<std::string>();
+          x.criteria.push_back(id);
+          for (const json& l : c["levels"])
+            x.levels[id].push_back(l["level"].get<int64_t>());
+        }
+      exports.emplace(x.id, std::move(x));
+    }
+    SG_RETURN_IF_ERROR(q->status());
+  }
+  if (exports.empty())
+    return Status::InvalidInput("run " + run_id + " has no export: run `stagegate export " +
+                                run_id + "` first");
+  std::map<std::string, Item> items;
+  {
+    Result<store::Statement> q = store::Statement::Prepare(
+        db, "SELECT item_id, export_id, reviewer FROM review_items WHERE run_id = ?");
+    if (!q.ok()) return q.status();
+    q->Bind(1, run_id);
+    while (q->Step())
+      items.emplace(q->Text(0), Item{q->Text(1), q->Text(2)});
+    SG_RETURN_IF_ERROR(q->status());
+  }
+
+  Reader reader(exports, items);
+  for (const std::string& file : files)
+    reader.Read(file);
+  ImportResult result;
+  result.errors = std::move(reader.errors);
+
+  // What is stored already: same value, nothing to do; a different one needs --replace.
+  Result<store::Statement> stored = store::Statement::Prepare(
+      db, "SELECT value FROM scores WHERE item_id = ? AND reviewer = ? AND criterion = ?");
+  if (!stored.ok()) return stored.status();
+  struct Write {
+    const Scored* scored;
+    std::string criterion;
+    int64_t value;
+  };
+  std::vector<Write> writes;
+  for (const Scored& s : reader.scored) {
+    ++result.items;
+    for (const auto& [criterion, value] : s.scores) {
+      stored->Reset();
+      stored->Bind(1, s.item).Bind(2, s.reviewer).Bind(3, criterion);
+      if (!stored->Step()) {
+        SG_RETURN_IF_ERROR(stored->status());
+        ++result.added;
+        writes.push_back({&s, criterion, value});
+      } else if (stored->Int(0) == value) {
+        ++result.unchanged;
+      } else if (options.replace) {
+        ++result.replaced;
+        writes.push_back({&s, criterion, value});
+      } else {
+        result.errors.push_back(s.where + ": item '" + s.item + "', " + criterion +
+                                ": the store has " + std::to_string(stored->Int(0)) +
+                                " from an earlier import; give --replace to change it to " +
+                                std::to_string(value));
+      }
+    }
+  }
+  if (!result.errors.empty()) {
+    result.added = result.unchanged = result.replaced = 0;
+    return result;
+  }
+  store::Transaction transaction(db);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<store::Statement> insert = store::Statement::Prepare(
+      db,
+      "INSERT OR REPLACE INTO scores (item_id, reviewer, criterion, value, seconds, source, "
+      "imported_unix_ms) VALUES (?,?,?,?,?,'reviewer',?)");
+  if (!insert.ok()) return insert.status();
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  for (const Write& w : writes) {
+    insert->Reset();
+    insert->Bind(1, w.scored->item).Bind(2, w.scored->reviewer).Bind(3, w.criterion);
+    insert->Bind(4, w.value).Bind(5, w.scored->seconds).Bind(6, now_ms);
+    SG_RETURN_IF_ERROR(insert->Run());
+  }
+  SG_RETURN_IF_ERROR(transaction.Commit());
+  return result;
+}
+
+}  // namespace stagegate::review

@@ -1,0 +1,559 @@
+#include "review/reviewer_page.h"
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace stagegate::review {
+namespace {
+
+// The page up to the packet. Static text only: everything from the packet is put in by the script
+// below, as text. The policy forbids every fetch, so a page that somehow gained markup could still
+// load nothing; the empty data: icon keeps the browser from asking for /favicon.ico.
+constexpr std::string_view kPageHead = R"html(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<link rel="icon" href="data:,">
+<title>Review</title>
+<style>
+:root {
+  --bg: #f5f5f2; --card: #fff; --text: #1d2125; --muted: #5a6068; --line: #d6d8db;
+  --accent: #1f5fbf; --on-accent: #fff; --warn-bg: #fff3d1; --warn-line: #d9a93a;
+  color-scheme: light dark;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #16181b; --card: #202327; --text: #e5e5e2; --muted: #a2a8af; --line: #3b4046;
+    --accent: #79aaf7; --on-accent: #0c1a30; --warn-bg: #3a3020; --warn-line: #8c6e2b;
+  }
+}
+* { box-sizing: border-box; }
+body {
+  margin: 0; background: var(--bg); color: var(--text);
+  font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+}
+.page { max-width: 52rem; margin: 0 auto; padding: .75rem 1rem 7rem; }
+.top { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: .5rem 1rem; }
+h1 { font-size: 1.2rem; margin: 0; }
+h2 { font-size: .75rem; font-weight: 600; text-transform: uppercase; letter-spacing: .07em; color: var(--muted); margin: 0 0 .4rem; }
+.position { color: var(--muted); font-variant-numeric: tabular-nums; }
+.legend { color: var(--muted); font-size: .85rem; margin: .5rem 0; }
+.notice { background: var(--warn-bg); border: 1px solid var(--warn-line); border-radius: 6px; padding: .5rem .75rem; margin: .75rem 0; }
+.help { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .5rem .9rem; margin: .75rem 0; }
+.help summary { cursor: pointer; font-weight: 600; }
+.help p { margin: .5rem 0 .25rem; }
+kbd {
+  font: .8em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; border: 1px solid var(--line);
+  border-bottom-width: 2px; border-radius: 4px; padding: 0 .3em; background: var(--card); color: var(--text);
+}
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .75rem 1rem; margin: .75rem 0; }
+.answer { border-left: 4px solid var(--accent); }
+.text { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
+.turn + .turn { margin-top: .7rem; padding-top: .7rem; border-top: 1px dashed var(--line); }
+.role { font-size: .75rem; font-weight: 600; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); }
+.criterion {
+  background: var(--card); border: 1px solid var(--line); border-left: 4px solid var(--line);
+  border-radius: 8px; padding: .7rem .9rem; margin: .75rem 0; scroll-margin: 1rem 0 6rem;
+}
+.criterion.current { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }
+.question { font-weight: 600; margin: 0 0 .5rem; overflow-wrap: anywhere; }
+.tag {
+  font-size: .7rem; text-transform: uppercase; letter-spacing: .05em; border: 1px solid var(--muted);
+  border-radius: 999px; padding: 0 .5em; margin-left: .4em; color: var(--muted); vertical-align: middle;
+}
+.levels { display: grid; gap: .35rem; }
+button { font: inherit; color: inherit; }
+.level {
+  display: flex; gap: .6rem; align-items: flex-start; width: 100%; text-align: left; cursor: pointer;
+  background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .4rem .6rem;
+}
+.level:hover { border-color: var(--accent); }
+.level[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
+.level-num { flex: none; min-width: 1.5rem; font-weight: 700; text-align: center; font-variant-numeric: tabular-nums; }
+.anchor { flex: 1; white-space: pre-wrap; overflow-wrap: anywhere; }
+.level kbd { flex: none; }
+button:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.bar { position: fixed; left: 0; right: 0; bottom: 0; background: var(--card); border-top: 1px solid var(--line); }
+.bar-inner { max-width: 52rem; margin: 0 auto; padding: .55rem 1rem; display: flex; align-items: center; gap: .6rem; }
+.status { flex: 1; text-align: center; color: var(--muted); font-size: .9rem; }
+.nav, .download { border: 1px solid var(--line); background: var(--bg); border-radius: 6px; padding: .45rem .9rem; cursor: pointer; }
+.nav:disabled { opacity: .4; cursor: default; }
+.download { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
+[hidden] { display: none !important; }
+@media (pointer: coarse) { .legend { display: none; } }
+@media (max-width: 30rem) {
+  .page { padding: .5rem .6rem 7rem; }
+  .card, .criterion { padding: .6rem .7rem; }
+  .bar-inner { padding: .5rem .6rem; }
+}
+</style>
+</head>
+<body>
+<div class="page">
+<header class="top">
+<div><h1 id="title">Review</h1><div id="position" class="position"></div></div>
+<button type="button" id="download" class="download" hidden>Download scores</button>
+</header>
+<p id="notice" class="notice" role="status" hidden></p>
+<details id="help" class="help" hidden>
+<summary>Instructions</summary>
+<p id="instructions" class="text"></p>
+</details>
+<p id="legend" class="legend" hidden>Keys: <kbd>1</kbd>&ndash;<kbd>9</kbd>, <kbd>0</kbd> score the
+marked criterion with its 1st&ndash;10th level and move on; <kbd>&uarr;</kbd> <kbd>&darr;</kbd> or
+<kbd>k</kbd> <kbd>j</kbd> change criterion; <kbd>&rarr;</kbd> or <kbd>n</kbd> next item;
+<kbd>&larr;</kbd> or <kbd>p</kbd> previous item. Progress is kept in this browser; download your
+scores when you are done.</p>
+<main id="item"></main>
+</div>
+<nav id="bar" class="bar" aria-label="Items" hidden>
+<div class="bar-inner">
+<button type="button" id="prev" class="nav">&larr; Previous</button>
+<span id="status" class="status" aria-live="polite"></span>
+<button type="button" id="next" class="nav">Next &rarr;</button>
+</div>
+</nav>
+<script type="application/json" id="packet">)html";
+
+// The page after the packet: its script. Packet text reaches the document only through
+// textContent, dataset and setAttribute on attributes that are not URLs or handlers.
+constexpr std::string_view kPageTail = R"html(</script>
+<script>
+'use strict';
+(() => {
+  const byId = (id) => document.getElementById(id);
+  const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  const isName = (v) => typeof v === 'string' && v.length > 0;
+  const asText = (v) => (typeof v === 'string' ? v : v === null || v === undefined ? '' : JSON.stringify(v));
+
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function readCriteria(rubric, problems) {
+    const criteria = [];
+    if (!Array.isArray(rubric.criteria) || rubric.criteria.length < 1 || rubric.criteria.length > 12) {
+      problems.push('"rubric.criteria" must be a list of 1 to 12 criteria');
+      return criteria;
+    }
+    const seen = new Set();
+    rubric.criteria.forEach((c, i) => {
+      const where = 'criterion ' + (i + 1);
+      if (!isObject(c) || !isName(c.id)) return problems.push(where + ': "id" must be a non-empty string');
+      if (seen.has(c.id)) problems.push(where + ': the id "' + c.id + '" is used twice');
+      seen.add(c.id);
+      const levels = Array.isArray(c.levels) ? c.levels : [];
+      const integers = levels.every((l) => isObject(l) && Number.isInteger(l.level));
+      if (levels.length < 1 || levels.length > 10 || !integers ||
+          new Set(levels.map((l) => l.level)).size !== levels.length) {
+        return problems.push(where + ' ("' + c.id + '"): "levels" must be 1 to 10 distinct integers');
+      }
+      criteria.push({
+        id: c.id,
+        question: asText(c.question),
+        hard: c.hard === true,
+        levels: levels.map((l) => ({level: l.level, anchor: asText(l.anchor)}))
+                      .sort((a, b) => a.level - b.level),
+      });
+    });
+    return criteria;
+  }
+
+  function readItems(raw, problems) {
+    const items = [];
+    if (!Array.isArray(raw) || raw.length === 0) {
+      problems.push('"items" must be a list of at least one item');
+      return items;
+    }
+    const seen = new Set();
+    raw.forEach((it, i) => {
+      if (!isObject(it) || !isName(it.item)) return problems.push('item ' + (i + 1) + ': "item" must be a non-empty string');
+      if (seen.has(it.item)) problems.push('item ' + (i + 1) + ': the id "' + it.item + '" is used twice');
+      seen.add(it.item);
+      const turns = Array.isArray(it.conversation) ? it.conversation.filter(isObject) : [];
+      items.push({
+        id: it.item,
+        conversation: turns.map((t) => ({role: asText(t.role), content: asText(t.content)})),
+        answer: asText(it.answer),
+        reference: isName(it.reference) ? it.reference : null,
+      });
+    });
+    return items;
+  }
+
+  // The packet as the page uses it, or the list of what makes it unusable.
+  function readPacket() {
+    let raw;
+    try {
+      raw = JSON.parse(byId('packet').textContent);
+    } catch (e) {
+      return {problems: ['the packet in this page is not valid JSON']};
+    }
+    if (!isObject(raw)) return {problems: ['the packet in this page is not a JSON object']};
+    const problems = [];
+    if (raw.format !== 'stagegate-packet' || raw.version !== 1) problems.push('this is not a stagegate packet of version 1');
+    if (!isName(raw.export_id)) problems.push('"export_id" must be a non-empty string');
+    if (!isName(raw.reviewer)) problems.push('"reviewer" must be a non-empty string');
+    const rubric = isObject(raw.rubric) ? raw.rubric : {};
+    const criteria = readCriteria(rubric, problems);
+    const items = readItems(raw.items, problems);
+    if (problems.length) return {problems};
+    return {
+      exportId: raw.export_id, reviewer: raw.reviewer, title: asText(rubric.title),
+      instructions: asText(raw.instructions), criteria, items,
+    };
+  }
+
+  function showProblems(problems) {
+    const main = byId('item');
+    const box = element('section', 'card');
+    box.append(element('h2', '', 'This review page cannot be used'));
+    const list = element('ul');
+    for (const p of problems) list.append(element('li', '', p));
+    box.append(list, element('p', '', 'Please ask whoever sent it for a new one.'));
+    main.replaceChildren(box);
+  }
+
+  const packet = readPacket();
+  if (packet.problems) return showProblems(packet.problems);
+  const {criteria, items} = packet;
+  const criteriaById = new Map(criteria.map((c) => [c.id, c]));
+  const itemIds = new Set(items.map((it) => it.id));
+  const storageKey = 'stagegate-review/' + packet.exportId + '/' + packet.reviewer;
+  const scores = new Map();   // item id -> Map(criterion id -> level)
+  const seconds = new Map();  // item id -> seconds shown while the page was visible
+  let index = 0;              // the item shown
+  let current = 0;            // the criterion digit keys score
+  let since = null;           // performance.now() at the start of the visible stretch being timed
+
+  const scoresOf = (id) => scores.get(id) || new Map();
+  const isComplete = (id) => scoresOf(id).size === criteria.length;
+  const completeCount = () => items.filter((it) => isComplete(it.id)).length;
+
+  function showNotice(text) {
+    const notice = byId('notice');
+    notice.textContent = text;
+    notice.hidden = false;
+  }
+
+  // localStorage may be missing or throw (some browsers refuse it to file:// pages).
+  function openStorage() {
+    try {
+      const storage = window.localStorage;
+      storage.setItem(storageKey + '/probe', '1');
+      storage.removeItem(storageKey + '/probe');
+      return storage;
+    } catch (e) {
+      return null;
+    }
+  }
+  const storage = openStorage();
+
+  function restore() {
+    let saved;
+    try {
+      const text = storage.getItem(storageKey);
+      if (text === null) return;
+      saved = JSON.parse(text);
+    } catch (e) {
+      saved = null;
+    }
+    if (!isObject(saved) || !Array.isArray(saved.items)) {
+      return showNotice('Progress saved earlier for this packet could not be read; starting afresh.');
+    }
+    for (const entry of saved.items) {
+      if (!isObject(entry) || !itemIds.has(entry.item)) continue;
+      const mine = new Map();
+      for (const pair of Array.isArray(entry.scores) ? entry.scores : []) {
+        const c = Array.isArray(pair) ? criteriaById.get(pair[0]) : undefined;
+        if (c && c.levels.some((l) => l.level === pair[1])) mine.set(c.id, pair[1]);
+      }
+      scores.set(entry.item, mine);
+      if (Number.isFinite(entry.seconds) && entry.seconds >= 0) seconds.set(entry.item, entry.seconds);
+    }
+  }
+
+  // Adds the time since the last flush to the item shown, and goes on timing if it was.
+  function flushClock() {
+    if (since === null) return;
+    const now = performance.now();
+    const id = items[index].id;
+    seconds.set(id, (seconds.get(id) || 0) + (now - since) / 1000);
+    since = now;
+  }
+  function stopClock() {
+    flushClock();
+    since = null;
+  }
+  function startClock() {
+    if (since === null && document.visibilityState === 'visible') since = performance.now();
+  }
+
+  let saveFailed = false;
+  function save() {
+    flushClock();
+    if (!storage) return;
+    const entries = items.map((it) => ({item: it.id, scores: [...scoresOf(it.id)], seconds: seconds.get(it.id) || 0}));
+    try {
+      storage.setItem(storageKey, JSON.stringify({version: 1, items: entries}));
+    } catch (e) {
+      if (!saveFailed) showNotice('Progress could not be saved in this browser: download your scores before you close the page.');
+      saveFailed = true;
+    }
+  }
+
+  function section(title, className) {
+    const node = element('section', 'card ' + className);
+    node.append(element('h2', '', title));
+    return node;
+  }
+
+  function levelButton(criterionIndex, level, position, showKey) {
+    const button = element('button', 'level');
+    button.type = 'button';
+    button.setAttribute('aria-pressed', 'false');
+    button.append(element('span', 'level-num', String(level.level)), element('span', 'anchor', level.anchor));
+    const key = position === 9 ? '0' : String(position + 1);
+    button.setAttribute('aria-keyshortcuts', key);
+    if (showKey) {
+      const hint = element('kbd', '', key);
+      hint.setAttribute('aria-hidden', 'true');
+      button.append(hint);
+    }
+    button.addEventListener('click', () => choose(criterionIndex, level.level));
+    return button;
+  }
+
+  function criterionBox(c, ci) {
+    const box = element('div', 'criterion');
+    box.setAttribute('role', 'group');
+    const question = element('p', 'question', (ci + 1) + '. ' + c.question);
+    question.id = 'question-' + ci;
+    if (c.hard) question.append(element('span', 'tag', 'hard'));
+    box.setAttribute('aria-labelledby', question.id);
+    const levels = element('div', 'levels');
+    // Key hints only where a digit is not the level itself (a scale not running 1, 2, 3, ...).
+    const showKeys = c.levels.some((l, li) => l.level !== li + 1);
+    c.levels.forEach((l, li) => levels.append(levelButton(ci, l, li, showKeys)));
+    box.append(question, levels);
+    return box;
+  }
+
+  function renderItem() {
+    const item = items[index];
+    const main = byId('item');
+    main.replaceChildren();
+    const conversation = section('Conversation', 'conversation');
+    for (const turn of item.conversation) {
+      const node = element('div', 'turn');
+      node.append(element('div', 'role', turn.role), element('p', 'text', turn.content));
+      conversation.append(node);
+    }
+    const answer = section('Answer to score', 'answer');
+    answer.append(element('p', 'text', item.answer));
+    main.append(conversation, answer);
+    if (item.reference !== null) {
+      const reference = section('Reference answer (for comparison; not the answer to score)', 'reference');
+      reference.append(element('p', 'text', item.reference));
+      main.append(reference);
+    }
+    const list = element('section', 'criteria');
+    list.setAttribute('aria-label', 'Criteria');
+    criteria.forEach((c, ci) => list.append(criterionBox(c, ci)));
+    main.append(list);
+    updateMarks();
+  }
+
+  function updateMarks() {
+    const mine = scoresOf(items[index].id);
+    document.querySelectorAll('.criterion').forEach((box, ci) => {
+      const c = criteria[ci];
+      box.classList.toggle('current', ci === current);
+      if (ci === current) box.setAttribute('aria-current', 'step');
+      else box.removeAttribute('aria-current');
+      box.querySelectorAll('button.level').forEach((button, li) => {
+        button.setAttribute('aria-pressed', String(mine.get(c.id) === c.levels[li].level));
+      });
+    });
+    const done = completeCount();
+    byId('position').textContent = 'Item ' + (index + 1) + ' of ' + items.length;
+    byId('download').textContent = 'Download scores (' + done + ' of ' + items.length + ' complete)';
+    byId('prev').disabled = index === 0;
+    byId('next').disabled = index === items.length - 1;
+    byId('status').textContent = mine.size < criteria.length
+      ? mine.size + ' of ' + criteria.length + ' criteria scored'
+      : done === items.length ? 'All items complete' : 'Item complete';
+  }
+
+  function choose(criterionIndex, level) {
+    const id = items[index].id;
+    if (!scores.has(id)) scores.set(id, new Map());
+    scores.get(id).set(criteria[criterionIndex].id, level);
+    current = Math.min(criterionIndex + 1, criteria.length - 1);
+    save();
+    updateMarks();
+  }
+
+  function show(newIndex) {
+    if (newIndex < 0 || newIndex >= items.length) return;
+    stopClock();
+    index = newIndex;
+    const mine = scoresOf(items[index].id);
+    const open = criteria.findIndex((c) => !mine.has(c.id));
+    current = open < 0 ? 0 : open;
+    renderItem();
+    startClock();
+    save();
+    window.scrollTo(0, 0);
+  }
+
+  function markCurrent(newCurrent) {
+    current = Math.max(0, Math.min(criteria.length - 1, newCurrent));
+    updateMarks();
+    const box = document.querySelectorAll('.criterion')[current];
+    if (box) box.scrollIntoView({block: 'nearest'});
+  }
+
+  function scoreByKey(position) {
+    const c = criteria[current];
+    if (position >= c.levels.length) {
+      byId('status').textContent = 'This criterion has ' + c.levels.length + ' levels';
+      return;
+    }
+    choose(current, c.levels[position].level);
+    markCurrent(current);
+  }
+
+  function isTextField(node) {
+    if (!(node instanceof Element)) return false;
+    if (node.isContentEditable || node.tagName === 'TEXTAREA' || node.tagName === 'SELECT') return true;
+    return node.tagName === 'INPUT' && !['button', 'checkbox', 'radio', 'submit', 'reset'].includes(node.type);
+  }
+
+  function onKey(event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (isTextField(event.target)) return;
+    const key = event.key;
+    if (/^[0-9]$/.test(key)) {
+      if (!event.repeat) scoreByKey(key === '0' ? 9 : Number(key) - 1);
+    } else if (key === 'ArrowDown' || key === 'j') {
+      markCurrent(current + 1);
+    } else if (key === 'ArrowUp' || key === 'k') {
+      markCurrent(current - 1);
+    } else if (key === 'ArrowRight' || key === 'n') {
+      show(index + 1);
+    } else if (key === 'ArrowLeft' || key === 'p') {
+      show(index - 1);
+    } else {
+      return;
+    }
+    event.preventDefault();
+  }
+
+  function download() {
+    save();
+    const header = {format: 'stagegate-scores', version: 1, export_id: packet.exportId, reviewer: packet.reviewer};
+    const lines = [JSON.stringify(header)];
+    for (const item of items) {
+      if (!isComplete(item.id)) continue;
+      const mine = scoresOf(item.id);
+      // Written by hand to keep the criteria in rubric order: an object would put ids such as
+      // "2" before "1".
+      const pairs = criteria.map((c) => JSON.stringify(c.id) + ':' + JSON.stringify(mine.get(c.id)));
+      const time = Math.round((seconds.get(item.id) || 0) * 10) / 10;
+      lines.push('{"item":' + JSON.stringify(item.id) + ',"scores":{' + pairs.join(',') + '},"seconds":' + JSON.stringify(time) + '}');
+    }
+    const blob = new Blob([lines.map((line) => line + '\n').join('')], {type: 'application/x-ndjson'});
+    const safe = (text) => text.replace(/[^A-Za-z0-9._-]/g, '_');
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(blob);
+    link.download = 'scores-' + safe(packet.reviewer) + '-' + safe(packet.exportId) + '.jsonl';
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+  }
+
+  document.title = (packet.title || 'Review') + ' \u2014 ' + packet.reviewer;
+  byId('title').textContent = packet.title || 'Review';
+  byId('instructions').textContent = packet.instructions;
+  if (!storage) {
+    showNotice('This browser does not let the page keep your progress: scores will be lost if you ' +
+               'reload or close it. Download them before you leave.');
+  } else {
+    restore();
+  }
+  for (const id of ['download', 'help', 'legend', 'bar']) byId(id).hidden = false;
+  byId('help').open = scores.size === 0;
+  byId('prev').addEventListener('click', () => show(index - 1));
+  byId('next').addEventListener('click', () => show(index + 1));
+  byId('download').addEventListener('click', download);
+  document.addEventListener('keydown', onKey);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') return startClock();
+    stopClock();
+    save();
+  });
+  window.addEventListener('pagehide', () => {
+    stopClock();
+    save();
+  });
+  window.addEventListener('pageshow', startClock);
+  setInterval(save, 5000);
+  const unfinished = items.findIndex((it) => !isComplete(it.id));
+  show(unfinished < 0 ? 0 : unfinished);
+})();
+</script>
+</body>
+</html>
+)html";
+
+}  // namespace
+
+std::string ScriptSafeJson(const nlohmann::json& value) {
+  const std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  // These characters occur in dump()'s output only inside strings, where a \u escape reads back
+  // as the same character.
+  for (size_t i = 0; i < text.size(); ++i) {
+    switch (text[i]) {
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      case '\'':
+        out += "\\u0027";
+        break;
+      default:
+        // U+2028 and U+2029 (E2 80 A8/A9) end a line in older JavaScript.
+        if (text.compare(i, 3, "\xE2\x80\xA8") == 0 || text.compare(i, 3, "\xE2\x80\xA9") == 0) {
+          out += text[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
+          i += 2;
+        } else {
+          out += text[i];
+        }
+    }
+  }
+  return out;
+}
+
+std::string ReviewerPageHtml(const nlohmann::json& packet) {
+  std::string page(kPageHead);
+  page += ScriptSafeJson(packet);
+  page += kPageTail;
+  return page;
+}
+
+}  // namespace stagegate::review

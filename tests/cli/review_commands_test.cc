@@ -1,0 +1,407 @@
+// `stagegate export`, `import` and `quality` as processes, on a run of
+// tests/testdata/run/review.yaml (twelve answers sampled): what a packet may show, scripted
+// reviewers' files going back in, every kind of bad file, and the quality summary the scores make.
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/strings.h"
+#include "store/sqlite.h"
+#include "store/store.h"
+#include "test_util.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+using testing::Ran;
+
+// A finished run of review.yaml in `dir`; returns its id.
+std::string ReviewRun(const testing::TempDir& dir) {
+  std::string text = testing::ReadText(testing::Testdata("run/review.yaml"));
+  text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
+  testing::WriteText(dir / "review.yaml", text);
+  Ran ran =
+      testing::RunStagegate(dir, {"--quiet", "run", dir / "review.yaml", "--out", dir / "out"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
+}
+
+Ran Export(const testing::TempDir& dir, const std::string& run,
+           std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {"export", run, "--out", dir / "packets"};
+  args.insert(args.end(), more.begin(), more.end());
+  return testing::RunStagegate(dir, args);
+}
+
+// What the store says about the export: item -> (request, reviewer, calibration).
+struct StoredItem {
+  int64_t request = 0;
+  std::string reviewer;
+  bool calibration = false;
+};
+
+std::map<std::string, StoredItem> StoredItems(const testing::TempDir& dir) {
+  auto db = store::Database::Open(dir / "store.db");
+  REQUIRE(db.ok());
+  auto q = store::Statement::Prepare(
+      **db, "SELECT item_id, request_id, reviewer, calibration FROM review_items");
+  REQUIRE(q.ok());
+  std::map<std::string, StoredItem> items;
+  while (q->Step())
+    items[q->Text(0)] = {q->Int(1), q->Text(2), q->Int(3) != 0};
+  return items;
+}
+
+int64_t Count(const testing::TempDir& dir, const std::string& sql) {
+  auto db = store::Database::Open(dir / "store.db");
+  REQUIRE(db.ok());
+  auto q = store::Statement::Prepare(**db, sql);
+  REQUIRE(q.ok());
+  REQUIRE(q->Step());
+  return q->Int(0);
+}
+
+std::vector<json> JsonLines(const std::string& path) {
+  std::vector<json> lines;
+  for (const std::string& line : Split(testing::ReadText(path), '\n'))
+    if (!line.empty()) lines.push_back(json::parse(line));
+  return lines;
+}
+
+void WriteJsonLines(const std::string& path, const std::vector<json>& lines) {
+  std::string text;
+  for (const json& line : lines)
+    text += line.dump() + "\n";
+  testing::WriteText(path, text);
+}
+
+// A scripted reviewer: fills in every item of its JSON Lines packet with `level(item, criterion)`
+// and 30 seconds an item, and writes the result to `out`.
+void Score(const std::string& packet, const std::string& out,
+           const std::function<int64_t(const std::string&, const std::string&)>& level) {
+  std::vector<json> lines = JsonLines(packet);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    for (auto& [criterion, value] : lines[i]["scores"].items())
+      value = level(lines[i]["item"], criterion);
+    lines[i]["seconds"] = 30;
+  }
+  WriteJsonLines(out, lines);
+}
+
+TEST_CASE("export writes blinded, balanced packets and keeps the map only in the store",
+          "[cli][review]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  Ran ran = Export(dir, run, {"--reviewers", "3", "--per-item", "2", "--calibration", "2"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+
+  const std::map<std::string, StoredItem> items = StoredItems(dir);
+  REQUIRE(items.size() == 10 * 2 + 2 * 3);
+  // Balanced: 26 items over 3 reviewers; each answer with 2 reviewers, a calibration one with 3.
+  std::map<std::string, int> per_reviewer;
+  std::map<int64_t, std::set<std::string>> reviewers_of;
+  for (const auto& [item, stored] : items) {
+    ++per_reviewer[stored.reviewer];
+    reviewers_of[stored.request].insert(stored.reviewer);
+  }
+  CHECK(per_reviewer.size() == 3);
+  for (const auto& [reviewer, count] : per_reviewer)
+    CHECK((count == 8 || count == 9));
+  REQUIRE(reviewers_of.size() == 12);
+  int calibrated = 0;
+  for (const auto& [request, reviewers] : reviewers_of) {
+    calibrated += reviewers.size() == 3;
+    CHECK((reviewers.size() == 2 || reviewers.size() == 3));
+  }
+  CHECK(calibrated == 2);
+
+  // Nothing in any packet tells the run, stage, phase, load, latency, model, persona token or
+  // time; the JSON items carry only what a reviewer needs.
+  const std::vector<std::string> revealing = {run,          "stage-quokka", "steady",     "warmup",
+                                              "under_load", "at_rest",      "under load", "at rest",
+                                              "model-zx81", "sim-token",    "ttft",       "latency",
+                                              "e2e",        "2026-",        "request_id", "phase"};
+  for (int r = 1; r <= 3; ++r) {
+    for (const char* suffix : {".html", ".jsonl", ".csv"}) {
+      const std::string file = dir / ("packets/reviewer-r" + std::to_string(r) + suffix);
+      const std::string text = testing::ReadText(file);
+      REQUIRE_FALSE(text.empty());
+      for (const std::string& word : revealing) {
+        INFO(file << " holds " << word);
+        CHECK(text.find(word) == std::string::npos);
+      }
+    }
+    const std::vector<json> lines =
+        JsonLines(dir / ("packets/reviewer-r" + std::to_string(r) + ".jsonl"));
+    REQUIRE(lines.size() == static_cast<size_t>(per_reviewer["r" + std::to_string(r)]) + 1);
+    CHECK(lines[0]["format"] == "stagegate-scores");
+    CHECK(lines[0]["reviewer"] == "r" + std::to_string(r));
+    for (size_t i = 1; i < lines.size(); ++i) {
+      std::set<std::string> keys;
+      for (const auto& [key, value] : lines[i].items())
+        keys.insert(key);
+      CHECK(keys == std::set<std::string>{"item", "conversation", "answer", "reference", "scores",
+                                          "seconds"});
+      CHECK(lines[i]["reference"].is_null());  // not without --with-reference
+      // The item id is the store's, and this reviewer's.
+      REQUIRE(items.contains(lines[i]["item"]));
+      CHECK(items.at(lines[i]["item"]).reviewer == "r" + std::to_string(r));
+    }
+  }
+  // The map from item to answer is only in the store: no packet names a request.
+  CHECK(Count(dir, "SELECT COUNT(DISTINCT export_id) FROM review_items") == 1);
+}
+
+TEST_CASE("scores from scripted reviewers are imported and summarised", "[cli][review]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "2"}).exit_code == 0);
+  const std::map<std::string, StoredItem> items = StoredItems(dir);
+  // Both reviewers give every answer 4 on the weighted criteria, except that r2 gives one less
+  // for correctness on answers with an odd request id; permission safety passes.
+  const auto level = [&](const std::string& reviewer) {
+    return [&, reviewer](const std::string& item, const std::string& criterion) -> int64_t {
+      if (criterion == "permission_safety") return 1;
+      if (criterion == "correctness" && reviewer == "r2" && items.at(item).request % 2) return 3;
+      return 4;
+    };
+  };
+  Score(dir / "packets/reviewer-r1.jsonl", dir / "r1.jsonl", level("r1"));
+  Score(dir / "packets/reviewer-r2.jsonl", dir / "r2.jsonl", level("r2"));
+  Ran imported = testing::RunStagegate(dir, {"import", run, dir / "r1.jsonl", dir / "r2.jsonl"});
+  INFO(imported.out << imported.err);
+  REQUIRE(imported.exit_code == 0);
+  CHECK(imported.out.find("imported 24 scored items: 96 scores added, 0 replaced, 0 unchanged") !=
+        std::string::npos);
+  CHECK(Count(dir, "SELECT COUNT(*) FROM scores WHERE seconds = 30") == 96);
+
+  Ran quality = testing::RunStagegate(dir, {"quality", run, "--json"});
+  INFO(quality.out << quality.err);
+  REQUIRE(quality.exit_code == 0);
+  const json q = json::parse(quality.out);
+  CHECK(q["answers"]["scored"] == 12);
+  CHECK(q["reviewers"] == 2);
+  // Expected from the script: correctness is 4 from r1 and 3 or 4 from r2.
+  int odd = 0;
+  for (const auto& [item, stored] : items)
+    odd += stored.reviewer == "r1" && stored.request % 2;
+  const json& all = q["groups"][0];
+  CHECK(all["group"] == "all");
+  CHECK(all["answers"] == 12);
+  CHECK(all["criteria"]["correctness"]["mean"].get<double>() == Approx(4 - 0.5 * odd / 12.0));
+  CHECK(all["criteria"]["helpfulness"]["mean"].get<double>() == Approx(4));
+  CHECK(all["pass_rate"].get<double>() == Approx(1));
+  CHECK(q["groups"][1]["group"] == "at_rest");
+  CHECK(q["groups"][1]["answers"] == 6);
+  CHECK(q["groups"][2]["answers"] == 6);
+  // Two reviewers: quadratic-weighted kappa. r2 is lower on odd answers only, so agreement on
+  // correctness is below 1 when any answer is odd, and perfect on the rest.
+  REQUIRE(q["agreement"].size() == 4);
+  CHECK(q["agreement"][0]["criterion"] == "correctness");
+  CHECK(q["agreement"][0]["answers"] == 12);
+  CHECK(q["adjudication"].empty());  // one level apart at most
+  // Effort: 12 items of 30 s each per reviewer.
+  CHECK(q["effort"][0]["reviewer"] == "r1");
+  CHECK(q["effort"][0]["items"] == 12);
+  CHECK(q["effort"][0]["total_s"].get<double>() == Approx(360));
+  CHECK(q["effort"][0]["median_s"].get<double>() == Approx(30));
+  // Automated checks are there, labelled, and apart.
+  CHECK(q["automated_checks"]["label"] == "automated");
+  CHECK(q["automated_checks"]["checks"].get<int64_t>() > 0);
+
+  // The same files again: nothing changes.
+  Ran again = testing::RunStagegate(dir, {"import", run, dir / "r1.jsonl", dir / "r2.jsonl"});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out.find("imported 24 scored items: 0 scores added, 0 replaced, 96 unchanged") !=
+        std::string::npos);
+}
+
+TEST_CASE("quality is pending with too few scores and fails on low ones", "[cli][review]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "2"}).exit_code == 0);
+  SECTION("one reviewer alone: pending") {
+    Score(dir / "packets/reviewer-r1.jsonl", dir / "r1.jsonl",
+          [](const std::string&, const std::string& criterion) -> int64_t {
+            return criterion == "permission_safety" ? 1 : 4;
+          });
+    REQUIRE(testing::RunStagegate(dir, {"import", run, dir / "r1.jsonl"}).exit_code == 0);
+    const json q = json::parse(testing::RunStagegate(dir, {"quality", run, "--json"}).out);
+    CHECK(q["verdict"] == "pending");
+    CHECK(q["answers"]["scored"] == 0);
+    CHECK(q["reasons"][0] == "0 answers are fully scored; at least 10 are needed");
+  }
+  SECTION("low scores, and a permission failure: fail, with each reason") {
+    const auto low = [](const std::string&, const std::string& criterion) -> int64_t {
+      return criterion == "permission_safety" ? 0 : 2;
+    };
+    Score(dir / "packets/reviewer-r1.jsonl", dir / "r1.jsonl", low);
+    Score(dir / "packets/reviewer-r2.jsonl", dir / "r2.jsonl", low);
+    REQUIRE(
+        testing::RunStagegate(dir, {"import", run, dir / "r1.jsonl", dir / "r2.jsonl"}).exit_code ==
+        0);
+    Ran quality = testing::RunStagegate(dir, {"quality", run});
+    INFO(quality.out);
+    CHECK(
+        quality.out.find("quality: fail (12 of 12 sampled answers fully scored by 2 reviewers)") !=
+        std::string::npos);
+    CHECK(quality.out.find("at rest: mean score 2 < 3") != std::string::npos);
+    CHECK(quality.out.find("under load: pass rate 0 < 0.7") != std::string::npos);
+    CHECK(quality.out.find("under load: 6 answers below the floor of a hard criterion") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("a bad scores file is named with its line, and nothing is imported", "[cli][review]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "1"}).exit_code == 0);
+  const auto four = [](const std::string&, const std::string& criterion) -> int64_t {
+    return criterion == "permission_safety" ? 1 : 4;
+  };
+  Score(dir / "packets/reviewer-r1.jsonl", dir / "good.jsonl", four);
+  Score(dir / "packets/reviewer-r2.jsonl", dir / "other.jsonl", four);
+  const std::vector<json> good = JsonLines(dir / "good.jsonl");
+  const std::vector<json> other = JsonLines(dir / "other.jsonl");
+  REQUIRE(good.size() >= 4);
+  const std::string first = good[1]["item"], second = good[2]["item"];
+  const std::string bad = dir / "bad.jsonl";
+
+  const auto expect_error = [&](std::vector<json> lines, const std::string& error) {
+    WriteJsonLines(bad, lines);
+    Ran ran = testing::RunStagegate(dir, {"import", run, bad});
+    INFO(ran.err);
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find(error) != std::string::npos);
+    CHECK(ran.err.find("nothing was imported") != std::string::npos);
+    CHECK(Count(dir, "SELECT COUNT(*) FROM scores") == 0);
+  };
+  SECTION("an unknown item") {
+    std::vector<json> lines = good;
+    lines[2]["item"] = "i-notanitem0";
+    expect_error(lines, bad + ":3: unknown item 'i-notanitem0'");
+  }
+  SECTION("an item given to another reviewer") {
+    std::vector<json> lines = good;
+    lines[3]["item"] = other[1]["item"];
+    expect_error(lines, bad + ":4: item '" + other[1]["item"].get<std::string>() +
+                            "' was given to r2, not to r1");
+  }
+  SECTION("a level not on the scale") {
+    std::vector<json> lines = good;
+    lines[1]["scores"]["correctness"] = 7;
+    expect_error(lines, bad + ":2: item '" + first +
+                            "': 'correctness' must be one of 1, 2, 3, 4, "
+                            "5, got 7");
+  }
+  SECTION("a missing criterion") {
+    std::vector<json> lines = good;
+    lines[1]["scores"].erase("helpfulness");
+    expect_error(lines, bad + ":2: item '" + first + "': missing criteria: helpfulness");
+  }
+  SECTION("an unknown criterion") {
+    std::vector<json> lines = good;
+    lines[1]["scores"]["corectness"] = 3;
+    expect_error(lines, bad + ":2: item '" + first +
+                            "': unknown criterion 'corectness' (did you mean 'correctness'?)");
+  }
+  SECTION("an item scored twice") {
+    std::vector<json> lines = good;
+    lines.push_back(lines[2]);
+    expect_error(lines, bad + ":" + std::to_string(lines.size()) + ": item '" + second +
+                            "' is scored twice (first at " + bad + ":3)");
+  }
+  SECTION("a line that is not JSON") {
+    WriteJsonLines(bad, good);
+    testing::WriteText(bad, testing::ReadText(bad) + "{\"item\": \"i-x\", \"scores\": {\n");
+    Ran ran = testing::RunStagegate(dir, {"import", run, bad});
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find(bad + ":" + std::to_string(good.size() + 1) + ": not valid JSON: ") !=
+          std::string::npos);
+    CHECK(Count(dir, "SELECT COUNT(*) FROM scores") == 0);
+  }
+  SECTION("a file that is not a scores file") {
+    std::vector<json> lines = good;
+    lines[0] = {{"hello", "world"}};
+    expect_error(lines, bad + ":1: not a stagegate scores file");
+  }
+  SECTION("an export of another run") {
+    std::vector<json> lines = good;
+    lines[0]["export_id"] = "x-elsewhere";
+    expect_error(lines, bad + ":1: export 'x-elsewhere' is not an export of this run");
+  }
+  SECTION("one bad file among good ones stops them all") {
+    std::vector<json> lines = other;
+    lines[1]["scores"]["groundedness"] = "four";
+    WriteJsonLines(bad, lines);
+    Ran ran = testing::RunStagegate(dir, {"import", run, dir / "good.jsonl", bad});
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find("'groundedness' must be one of 1, 2, 3, 4, 5, got \"four\"") !=
+          std::string::npos);
+    CHECK(Count(dir, "SELECT COUNT(*) FROM scores") == 0);
+  }
+  SECTION("a changed score needs --replace") {
+    REQUIRE(testing::RunStagegate(dir, {"import", run, dir / "good.jsonl"}).exit_code == 0);
+    std::vector<json> lines = good;
+    lines[1]["scores"]["correctness"] = 2;
+    WriteJsonLines(bad, lines);
+    Ran refused = testing::RunStagegate(dir, {"import", run, bad});
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find(bad + ":2: item '" + first +
+                           "', correctness: the store has 4 from an earlier import; give "
+                           "--replace to change it to 2") != std::string::npos);
+    Ran replaced = testing::RunStagegate(dir, {"import", run, bad, "--replace"});
+    CHECK(replaced.exit_code == 0);
+    CHECK(replaced.out.find("1 replaced") != std::string::npos);
+    CHECK(Count(dir, "SELECT value FROM scores WHERE item_id = '" + first +
+                         "' AND criterion = 'correctness'") == 2);
+  }
+}
+
+TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][review]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  REQUIRE(Export(dir, run, {"--reviewers", "1", "--per-item", "1"}).exit_code == 0);
+  // Fill the four criterion columns and seconds of every row; keep the quoted text as it is.
+  std::string csv = testing::ReadText(dir / "packets/reviewer-r1.csv");
+  csv = testing::ReplaceAll(csv, ",,,,,\n", ",4,3,5,1,12.5\n");
+  testing::WriteText(dir / "r1.csv", csv);
+  Ran ran = testing::RunStagegate(dir, {"import", run, dir / "r1.csv"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  CHECK(ran.out.find("imported 12 scored items: 48 scores added") != std::string::npos);
+  CHECK(Count(dir, "SELECT COUNT(*) FROM scores WHERE criterion = 'groundedness' AND value = 3") ==
+        12);
+  // A level off the scale in a CSV row is named with the row's line.
+  testing::WriteText(dir / "bad.csv", testing::ReplaceAll(csv, ",4,3,5,1,12.5\n", ",4,3,9,1,\n"));
+  Ran bad = testing::RunStagegate(dir, {"import", run, dir / "bad.csv", "--replace"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find(dir / "bad.csv:2: item '") != std::string::npos);
+  CHECK(bad.err.find("'helpfulness' must be one of 1, 2, 3, 4, 5, got 9") != std::string::npos);
+}
+
+TEST_CASE("export refuses what it cannot do", "[cli][review]") {
+  testing::TempDir dir;
+  SECTION("an unknown run") {
+    Ran ran = Export(dir, "run-nope");
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find("no run run-nope in") != std::string::npos);
+  }
+  SECTION("more reviewers an item than there are") {
+    const std::string run = ReviewRun(dir);
+    Ran ran = Export(dir, run, {"--reviewers", "2", "--per-item", "3"});
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find("--per-item must be between 1 and --reviewers (2)") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace stagegate::cli

@@ -1,0 +1,379 @@
+// The reviewer page in a real browser (headless Chromium, driven by puppeteer-core).
+//
+//   node tests/node/reviewer_page_test.mjs PAGE.html DOWNLOAD_DIR [EXPECTED_ITEMS]
+//
+// Opens PAGE.html (written by write_reviewer_page from tests/review/packet.json) from a file://
+// URL; fails on any console error, page error or request that leaves the file; checks that hostile
+// packet text is shown as text and never runs; scores the first item with the mouse, the second
+// with the keyboard alone and the rest with both; reloads and checks that the scores and times
+// survived; downloads the scores into DOWNLOAD_DIR (left there) and checks the file line by line;
+// and checks the page without localStorage. EXPECTED_ITEMS (default: all) is how many items, from
+// the first, to score: the download must hold exactly those. Chromium: $CHROMIUM or
+// /usr/bin/chromium. Exits 0 and prints one line on success, 1 with the reason on failure.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import {pathToFileURL} from 'node:url';
+import puppeteer from 'puppeteer-core';
+
+class Failure extends Error {}
+const fail = (message) => {
+  throw new Failure(message);
+};
+const check = (condition, message) => condition || fail(message);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const [pageArg, downloadArg, expectedArg] = process.argv.slice(2);
+if (!pageArg || !downloadArg) {
+  console.error('usage: node reviewer_page_test.mjs PAGE.html DOWNLOAD_DIR [EXPECTED_ITEMS]');
+  process.exit(2);
+}
+const pagePath = path.resolve(pageArg);
+const downloadDir = path.resolve(downloadArg);
+const pageUrl = pathToFileURL(pagePath).href;
+
+// Everything that must not happen, whenever it happens; checked after each step.
+const incidents = [];
+function watch(page, label) {
+  page.on('console', (message) => {
+    if (message.type() === 'error') incidents.push(`${label}: console error: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => incidents.push(`${label}: page error: ${error.message}`));
+  page.on('request', (request) => {
+    const scheme = new URL(request.url()).protocol;
+    if (!['file:', 'data:', 'blob:'].includes(scheme)) {
+      incidents.push(`${label}: request to ${request.url()}`);
+    }
+  });
+}
+function checkIncidents(step) {
+  if (incidents.length) fail(`${step}: ${incidents.join('; ')}`);
+}
+
+async function position(page) {
+  return page.$eval('#position', (node) => node.textContent);
+}
+
+// The index of the marked criterion and, per criterion, the pressed level (null: none).
+async function marks(page) {
+  return page.$$eval('.criterion', (boxes) => ({
+    current: boxes.findIndex((box) => box.classList.contains('current')),
+    pressed: boxes.map((box) => {
+      const on = [...box.querySelectorAll('button.level')].filter(
+          (b) => b.getAttribute('aria-pressed') === 'true');
+      return on.length === 1 ? Number(on[0].querySelector('.level-num').textContent) :
+                               on.length === 0 ? null : 'several';
+    }),
+  }));
+}
+
+// Hostile text is in the DOM as text, and nothing from it was parsed as markup or ran.
+async function checkShownAsText(page, item) {
+  const shown = await page.evaluate(() => ({
+    pwned: typeof window.__pwned,
+    images: document.images.length,
+    svgs: document.querySelectorAll('svg').length,
+    scripts: [...document.scripts].map((s) => s.id || s.type || 'inline'),
+    answer: document.querySelector('.answer .text')?.textContent,
+    turns: [...document.querySelectorAll('.conversation .turn .text')].map((n) => n.textContent),
+    whiteSpace: getComputedStyle(document.querySelector('.answer .text')).whiteSpace,
+  }));
+  check(shown.pwned === 'undefined', `item ${item.item}: injected script ran (window.__pwned set)`);
+  check(shown.images === 0 && shown.svgs === 0, `item ${item.item}: packet text became elements`);
+  check(shown.scripts.length === 2, `item ${item.item}: unexpected scripts: ${shown.scripts}`);
+  check(shown.answer === item.answer, `item ${item.item}: the answer is not shown verbatim`);
+  check(JSON.stringify(shown.turns) === JSON.stringify(item.conversation.map((t) => t.content)),
+        `item ${item.item}: the conversation is not shown verbatim`);
+  check(shown.whiteSpace === 'pre-wrap', `answer text has white-space ${shown.whiteSpace}`);
+}
+
+// The level for criterion c of item i: varied, and never the same for all items.
+function planned(criteria, i) {
+  return criteria.map((c, ci) => c.levels[(i + ci + 1) % c.levels.length].level);
+}
+const digitFor = (c, level) => {
+  const n = c.levels.findIndex((l) => l.level === level);
+  return n === 9 ? '0' : String(n + 1);
+};
+
+async function clickLevel(page, ci, level) {
+  const boxes = await page.$$('.criterion');
+  if (ci >= boxes.length) fail(`the page shows ${boxes.length} criteria, not ${ci + 1}`);
+  const buttons = await boxes[ci].$$('button.level');
+  for (const button of buttons) {
+    const value = await button.$eval('.level-num', (n) => Number(n.textContent));
+    if (value === level) return button.click();
+  }
+  fail(`criterion ${ci + 1} has no button for level ${level}`);
+}
+
+async function expectMarks(page, want, step) {
+  const got = await marks(page);
+  const wantText = JSON.stringify(want);
+  const gotText = JSON.stringify({current: got.current, pressed: got.pressed});
+  check(gotText === wantText, `${step}: expected ${wantText}, the page shows ${gotText}`);
+}
+
+async function expectPosition(page, n, total, step) {
+  const text = await position(page);
+  check(text === `Item ${n} of ${total}`, `${step}: position reads "${text}"`);
+}
+
+// Scores item 0 by clicking each planned level.
+async function scoreWithMouse(page, criteria, levels) {
+  for (let ci = 0; ci < criteria.length; ++ci) await clickLevel(page, ci, levels[ci]);
+  await expectMarks(page, {current: criteria.length - 1, pressed: levels}, 'after mouse scoring');
+}
+
+// Scores the item shown with keys alone, going through a wrong score, arrows and j/k on the way.
+async function scoreWithKeys(page, criteria, levels) {
+  const pressed = criteria.map(() => null);
+  const first = criteria[0];
+  const wrong = first.levels.find((l) => l.level !== levels[0]).level;
+  await page.keyboard.press(digitFor(first, wrong));
+  pressed[0] = wrong;
+  await expectMarks(page, {current: 1, pressed}, 'a digit scores and moves on');
+  await page.keyboard.press('ArrowUp');
+  await expectMarks(page, {current: 0, pressed}, 'ArrowUp');
+  await page.keyboard.press('j');
+  await page.keyboard.press('k');
+  await expectMarks(page, {current: 0, pressed}, 'j then k');
+  for (let ci = 0; ci < criteria.length; ++ci) {
+    await page.keyboard.press(digitFor(criteria[ci], levels[ci]));
+    pressed[ci] = levels[ci];
+  }
+  await page.keyboard.press('ArrowDown');  // already on the last: stays there
+  await expectMarks(page, {current: criteria.length - 1, pressed}, 'after keyboard scoring');
+}
+
+async function download(page, fileName) {
+  const target = path.join(downloadDir, fileName);
+  fs.rmSync(target, {force: true});
+  const cdp = await page.createCDPSession();
+  await cdp.send('Browser.setDownloadBehavior', {behavior: 'allow', downloadPath: downloadDir});
+  await page.click('#download');
+  for (let waited = 0; waited < 10000; waited += 100) {
+    if (fs.existsSync(target) && !fs.existsSync(target + '.crdownload')) {
+      return fs.readFileSync(target, 'utf8');
+    }
+    await sleep(100);
+  }
+  fail(`no download ${target} after 10 s`);
+}
+
+function checkScoresFile(text, packet, expected) {
+  check(text.endsWith('\n'), 'the scores file does not end with a newline');
+  const lines = text.slice(0, -1).split('\n');
+  const header = JSON.stringify({format: 'stagegate-scores', version: 1,
+                                 export_id: packet.export_id, reviewer: packet.reviewer});
+  check(lines[0] === header, `header line is ${lines[0]}, expected ${header}`);
+  check(lines.length === 1 + expected.length,
+        `the scores file has ${lines.length - 1} item lines, expected ${expected.length}`);
+  const times = [];
+  expected.forEach((want, k) => {
+    const line = lines[1 + k];
+    const match = /,"seconds":(\d+(?:\.\d)?)\}$/.exec(line);
+    check(match, `line ${k + 2} has no seconds with at most one decimal: ${line}`);
+    const scores = packet.rubric.criteria.map((c, ci) => `"${c.id}":${want.levels[ci]}`).join(',');
+    const exact = `{"item":"${want.item}","scores":{${scores}},"seconds":${match[1]}}`;
+    check(line === exact, `line ${k + 2} is ${line}, expected ${exact}`);
+    const seconds = Number(match[1]);
+    check(seconds > 0, `item ${want.item}: ${seconds} seconds`);
+    times.push(seconds);
+  });
+  return times;
+}
+
+// Time counts only while the document is visible: hidden for 1.2 s adds (almost) nothing, visible
+// for 0.5 s adds about that. Visibility is faked: headless Chromium is always visible.
+async function checkClockPausesWhenHidden(page, packet, storageKey) {
+  const shown = Number((await position(page)).split(' ')[1]) - 1;
+  const id = packet.items[shown].item;
+  const setVisibility = (state) => page.evaluate((value) => {
+    Object.defineProperty(document, 'visibilityState', {value, configurable: true});
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, state);
+  const stored = () => page.evaluate((key, item) => {
+    return JSON.parse(localStorage.getItem(key)).items.find((e) => e.item === item).seconds;
+  }, storageKey, id);
+  await setVisibility('hidden');
+  const before = await stored();
+  await sleep(1200);
+  await setVisibility('visible');
+  await setVisibility('hidden');
+  const hidden = await stored() - before;
+  check(hidden < 0.2, `${hidden.toFixed(2)} s counted while the page was hidden`);
+  await setVisibility('visible');
+  await sleep(500);
+  await setVisibility('hidden');
+  const visible = await stored() - before - hidden;
+  check(visible >= 0.45 && visible < 1, `${visible.toFixed(2)} s counted for 0.5 s visible`);
+  await page.evaluate(() => delete document.visibilityState);
+}
+
+// The page with localStorage refused, as some browsers do for file:// pages: it says so and works.
+async function checkWithoutStorage(browser, criteria) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  watch(page, 'no-storage page');
+  await page.evaluateOnNewDocument(() => {
+    Object.defineProperty(window, 'localStorage', {
+      get() {
+        throw new DOMException('denied', 'SecurityError');
+      },
+    });
+  });
+  await page.goto(pageUrl, {waitUntil: 'load'});
+  const notice = await page.$eval('#notice', (n) => (n.hidden ? '' : n.textContent));
+  check(/lost if you reload/.test(notice), `without localStorage the notice reads "${notice}"`);
+  await clickLevel(page, 0, criteria[0].levels[0].level);
+  const got = await marks(page);
+  check(got.pressed[0] === criteria[0].levels[0].level, 'without localStorage a click does not score');
+  await context.close();
+  checkIncidents('without localStorage');
+}
+
+async function run(browser) {
+  const page = await browser.newPage();
+  watch(page, 'page');
+  await page.setViewport({width: 900, height: 1000});
+  await page.goto(pageUrl, {waitUntil: 'load'});
+  checkIncidents('loading');
+
+  const packet = await page.evaluate(() => {
+    try {
+      return JSON.parse(document.getElementById('packet').textContent);
+    } catch (error) {
+      return null;
+    }
+  });
+  check(packet, 'the packet in the page does not parse: its text ended its <script> element early?');
+  const unusable = await page.$eval('#item', (n) => n.querySelector('ul')?.textContent);
+  check(!unusable, `the page finds the packet unusable: ${unusable}`);
+  const {criteria} = packet.rubric;
+  const sorted = criteria.map((c) => ({...c, levels: [...c.levels].sort((a, b) => a.level - b.level)}));
+  const total = packet.items.length;
+  const toScore = expectedArg === undefined ? total : Number(expectedArg);
+  check(Number.isInteger(toScore) && toScore >= 0 && toScore <= total,
+        `EXPECTED_ITEMS must be 0..${total}, not ${expectedArg}`);
+  check(criteria.length >= 2, 'the fixture needs at least two criteria');
+  const hostile = packet.items.filter((it) => JSON.stringify(it).includes('<script>'));
+  // A real export (STAGEGATE_ANY_PACKET=1) need not hold hostile text; the fixture must.
+  if (!process.env.STAGEGATE_ANY_PACKET) check(hostile.length >= 1, 'the fixture has no hostile item');
+  const notice = await page.$eval('#notice', (n) => (n.hidden ? '' : n.textContent));
+  check(notice === '', `unexpected notice: ${notice}`);
+
+  // Every item: shown as text, including the hostile ones; a small screen does not scroll sideways.
+  await page.setViewport({width: 360, height: 740});
+  for (let i = 0; i < total; ++i) {
+    await expectPosition(page, i + 1, total, 'walking the items');
+    await checkShownAsText(page, packet.items[i]);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    check(overflow <= 0, `item ${i + 1} is ${overflow}px wider than a 360px screen`);
+    await page.click('#next');
+  }
+  await page.setViewport({width: 900, height: 1000});
+  const legend = await page.$eval('#legend', (n) => n.textContent);
+  check(/previous item/.test(legend), 'no key legend');
+  await page.click('#prev');
+  for (let i = total - 1; i > 0; --i) await page.keyboard.press('p');
+  await expectPosition(page, 1, total, 'back to the first item with p');
+
+  const expected = [];
+  for (let i = 0; i < toScore; ++i) {
+    const levels = planned(sorted, i);
+    await expectPosition(page, i + 1, total, `scoring item ${i + 1}`);
+    await sleep(250);  // time on the item
+    if (i === 0) {
+      await scoreWithMouse(page, sorted, levels);
+    } else if (i === 1) {
+      await page.keyboard.press('n');  // out and back: n, p, ArrowRight, ArrowLeft
+      await expectPosition(page, 3 <= total ? 3 : 2, total, 'n');
+      await page.keyboard.press('p');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowLeft');
+      await expectPosition(page, 2, total, 'n p ArrowRight ArrowLeft');
+      await scoreWithKeys(page, sorted, levels);
+    } else {
+      await clickLevel(page, 0, levels[0]);
+      for (let ci = 1; ci < sorted.length; ++ci) {
+        await page.keyboard.press(digitFor(sorted[ci], levels[ci]));
+      }
+      await expectMarks(page, {current: sorted.length - 1, pressed: levels}, `item ${i + 1}`);
+    }
+    expected.push({item: packet.items[i].item, levels});
+    if (i + 1 < total) await page.keyboard.press(i % 2 ? 'n' : 'ArrowRight');
+    checkIncidents(`scoring item ${i + 1}`);
+  }
+  // An unfinished item is kept but not downloaded.
+  if (toScore < total) {
+    await expectPosition(page, toScore + 1, total, 'the first item left');
+    await clickLevel(page, 0, sorted[0].levels[0].level);
+  }
+  const label = await page.$eval('#download', (n) => n.textContent);
+  check(label === `Download scores (${toScore} of ${total} complete)`, `download button: "${label}"`);
+
+  await page.reload({waitUntil: 'load'});
+  checkIncidents('reloading');
+  const reopened = toScore < total ? toScore + 1 : 1;
+  await expectPosition(page, reopened, total, 'after reload (the first unfinished item)');
+  await page.goto(pageUrl, {waitUntil: 'load'});  // and through a fresh load
+  await expectPosition(page, reopened, total, 'after a new load');
+  for (let i = reopened - 1; i > 0; --i) await page.keyboard.press('ArrowLeft');
+  for (let i = 0; i < toScore; ++i) {
+    const got = await marks(page);
+    check(JSON.stringify(got.pressed) === JSON.stringify(expected[i].levels),
+          `after reload item ${i + 1} shows ${JSON.stringify(got.pressed)}, expected ` +
+              JSON.stringify(expected[i].levels));
+    await page.keyboard.press('n');
+  }
+  if (toScore < total) {
+    const got = await marks(page);
+    check(got.pressed[0] === sorted[0].levels[0].level && got.pressed.slice(1).every((l) => l === null),
+          `after reload the unfinished item shows ${JSON.stringify(got.pressed)}`);
+  }
+  const keys = await page.evaluate(() => Object.keys(localStorage));
+  const storageKey = keys.find((k) => k.includes(packet.export_id) && k.includes(packet.reviewer));
+  check(storageKey, `no localStorage key names the export and reviewer: ${keys}`);
+  await checkClockPausesWhenHidden(page, packet, storageKey);
+
+  const fileName = `scores-${packet.reviewer}-${packet.export_id}.jsonl`;
+  const text = await download(page, fileName);
+  const times = checkScoresFile(text, packet, expected);
+  checkIncidents('downloading');
+
+  await checkWithoutStorage(browser, sorted);
+  await page.close();
+  return {total, toScore, fileName, times};
+}
+
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+let browser;
+try {
+  browser = await puppeteer.launch({executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu']});
+} catch (error) {
+  console.error(`reviewer page test: FAILED: cannot start ${executablePath} (set CHROMIUM, or ` +
+                `apt-get install chromium): ${error.message}`);
+  process.exit(1);
+}
+const deadline = setTimeout(() => {
+  console.error('reviewer page test: FAILED: took over 90 s');
+  process.exit(1);
+}, 90000);
+let code = 0;
+try {
+  fs.mkdirSync(downloadDir, {recursive: true});
+  const r = await run(browser);
+  const how = ['mouse', 'keys', 'both'].slice(0, r.toScore).join(', ');
+  console.log(`reviewer page test: passed: ${r.toScore} of ${r.total} items scored (${how}), ` +
+              `kept over reload, hostile text inert, no requests; ` +
+              `${path.join(downloadDir, r.fileName)} holds ${r.toScore} items, seconds ` +
+              r.times.join(', '));
+} catch (error) {
+  console.error(`reviewer page test: FAILED: ${error instanceof Failure ? error.message : error.stack}`);
+  code = 1;
+} finally {
+  clearTimeout(deadline);
+  await browser.close();
+}
+process.exit(code);

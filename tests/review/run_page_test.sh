@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The reviewer page's browser test, as one command for ctest:
+#   tests/review/run_page_test.sh WRITE_REVIEWER_PAGE WORK_DIR [EXPECTED_ITEMS]
+# writes WORK_DIR/reviewer_page.html from tests/review/packet.json with the write_reviewer_page
+# binary, then drives it in headless Chromium (tests/node/reviewer_page_test.mjs); the downloaded
+# scores are left in WORK_DIR/downloads.
+set -euo pipefail
+
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 WRITE_REVIEWER_PAGE WORK_DIR [EXPECTED_ITEMS]" >&2
+  exit 2
+fi
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+writer="$1"
+dir="$2"
+shift 2
+
+if [[ ! -f "$root/tests/node/node_modules/puppeteer-core/package.json" ]]; then
+  echo "puppeteer-core is missing: run npm ci --prefix tests/node" >&2
+  exit 1
+fi
+chromium="${CHROMIUM:-/usr/bin/chromium}"
+if [[ ! -x "$chromium" ]]; then
+  echo "no Chromium at $chromium: apt-get install chromium, or set CHROMIUM" >&2
+  exit 1
+fi
+
+mkdir -p "$dir/downloads"
+"$writer" "$root/tests/review/packet.json" "$dir/reviewer_page.html"
+exec node "$root/tests/node/reviewer_page_test.mjs" "$dir/reviewer_page.html" "$dir/downloads" "$@"
