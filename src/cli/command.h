@@ -45,6 +45,7 @@ std::unique_ptr<Command> MakeProfileCommand();
 std::unique_ptr<Command> MakeRunCommand();
 std::unique_ptr<Command> MakeExportCommand();
 std::unique_ptr<Command> MakeImportCommand();
+std::unique_ptr<Command> MakeJudgeCommand();
 std::unique_ptr<Command> MakeQualityCommand();
 
 }  // namespace stagegate::cli

@@ -29,6 +29,10 @@ const std::vector<CommandEntry>& Commands() {
        MakeExportCommand},
       {"import", "Import reviewers' scores for a run; checks every file before writing anything",
        MakeImportCommand},
+      {"judge",
+       "Score a run's sampled answers with an LLM judge (any OpenAI-compatible endpoint), kept "
+       "apart from the reviewers' scores",
+       MakeJudgeCommand},
       {"quality",
        "Condition 2 of a run: reviewers' scores, their agreement and effort, and the automated "
        "checks apart",

@@ -5,11 +5,13 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/run_support.h"
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
 #include "quality/summary.h"
 #include "review/export.h"
 #include "review/import.h"
+#include "review/judge.h"
 #include "store/store.h"
 
 namespace stagegate::cli {
@@ -149,6 +151,48 @@ class ImportCommand : public Command {
   review::ImportOptions options_;
 };
 
+class JudgeCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("run", run_id_, "The run whose sampled answers the judge scores")->required();
+    app.add_option("--url", options_.base_url,
+                   "The judge's OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1)")
+        ->required();
+    app.add_option("--model", options_.model, "The judge's model")->required();
+    app.add_option("--api-key-env", options_.api_key_env,
+                   "The environment variable holding its API key (never stored)");
+    app.add_option("--concurrency", options_.concurrency, "Requests to the judge at a time")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    app.add_flag("--with-reference", options_.with_reference,
+                 "Give the judge the corpus's reference answers");
+  }
+
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override {
+    Result<OpenedRun> opened = OpenRun(global, run_id_);
+    if (!opened.ok()) return Fail(console, "judge", opened.status());
+    std::string problem;
+    std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
+    if (!bundle) return Fail(console, "judge", Status::InvalidInput(problem));
+    std::atomic<bool> stop{false};
+    StopOnSignal stop_on_signal(stop);
+    Result<review::JudgeResult> judged =
+        review::JudgeAnswers(*opened->store, opened->run, *bundle, options_, stop);
+    if (!judged.ok()) return Fail(console, "judge", judged.status());
+    for (const std::string& failure : judged->failures)
+      console.Error(failure);
+    console.Line("judge " + options_.model + " scored " + std::to_string(judged->scored) + " of " +
+                 std::to_string(judged->answers) + " answers (" + judged->export_id +
+                 "); its scores are shown apart from the reviewers' by `stagegate quality`");
+    if (stop.load()) return ExitCode::kInterrupted;
+    return judged->failures.empty() ? ExitCode::kOk : ExitCode::kRuntimeFailure;
+  }
+
+ private:
+  std::string run_id_;
+  review::JudgeOptions options_;
+};
+
 class QualityCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
@@ -186,6 +230,9 @@ std::unique_ptr<Command> MakeExportCommand() {
 }
 std::unique_ptr<Command> MakeImportCommand() {
   return std::make_unique<ImportCommand>();
+}
+std::unique_ptr<Command> MakeJudgeCommand() {
+  return std::make_unique<JudgeCommand>();
 }
 std::unique_ptr<Command> MakeQualityCommand() {
   return std::make_unique<QualityCommand>();

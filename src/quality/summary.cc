@@ -120,7 +120,8 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   {
     Result<store::Statement> q = store::Statement::Prepare(
         db,
-        "SELECT rubric_json FROM exports WHERE run_id = ? ORDER BY created_unix_ms DESC LIMIT 1");
+        "SELECT rubric_json FROM exports WHERE run_id = ? ORDER BY scorer = 'reviewers' DESC, "
+        "created_unix_ms DESC LIMIT 1");
     if (!q.ok()) return q.status();
     q->Bind(1, run.id);
     if (q->Step()) {
@@ -147,23 +148,27 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
     return s;
   }
 
-  // Assignments and scores.
-  std::map<int64_t, AnswerScores> scores;  // request -> its scores
-  std::map<std::string, int64_t> request_of;
-  std::map<std::string, std::vector<double>> seconds_by_reviewer;
+  // Assignments and scores, by scorer: "reviewers" (the independent ones) or "judge:<model>".
+  std::map<std::string, std::map<int64_t, AnswerScores>> by_scorer;  // scorer -> request -> scores
+  std::map<std::string, std::pair<std::string, int64_t>> item_of;    // item -> (scorer, request)
+  std::map<std::string, std::vector<double>> seconds_by_reviewer;    // independent reviewers
   std::set<std::string> reviewers;
   {
     Result<store::Statement> q = store::Statement::Prepare(
-        db, "SELECT item_id, request_id, reviewer FROM review_items WHERE run_id = ?");
+        db,
+        "SELECT i.item_id, i.request_id, i.reviewer, e.scorer FROM review_items i JOIN exports e "
+        "ON e.export_id = i.export_id WHERE i.run_id = ?");
     if (!q.ok()) return q.status();
     q->Bind(1, run.id);
     while (q->Step()) {
-      request_of[q->Text(0)] = q->Int(1);
-      scores[q->Int(1)].assigned.insert(q->Text(2));
-      reviewers.insert(q->Text(2));
+      const std::string scorer = q->Text(3);
+      item_of[q->Text(0)] = {scorer, q->Int(1)};
+      by_scorer[scorer][q->Int(1)].assigned.insert(q->Text(2));
+      if (scorer == "reviewers") reviewers.insert(q->Text(2));
     }
     SG_RETURN_IF_ERROR(q->status());
   }
+  std::map<int64_t, AnswerScores>& scores = by_scorer["reviewers"];
   s.assigned = static_cast<int64_t>(scores.size());
   s.reviewers = static_cast<int64_t>(reviewers.size());
   {
@@ -177,28 +182,29 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
     std::string last;
     while (q->Step()) {
       const std::string item = q->Text(0), reviewer = q->Text(1);
-      AnswerScores& a = scores[request_of[item]];
-      a.by_criterion[q->Text(2)][reviewer] = q->Int(3);
-      if (item + reviewer != last && !q->IsNull(4))
+      const auto& [scorer, request] = item_of[item];
+      by_scorer[scorer][request].by_criterion[q->Text(2)][reviewer] = q->Int(3);
+      if (scorer == "reviewers" && item + reviewer != last && !q->IsNull(4))
         seconds_by_reviewer[reviewer].push_back(q->Real(4));
       last = item + reviewer;
     }
     SG_RETURN_IF_ERROR(q->status());
   }
-  for (auto& [request, a] : scores)
-    for (const std::string& reviewer : a.assigned)
-      if (std::all_of(criteria.begin(), criteria.end(),
-                      [&](const Criterion& c) { return a.by_criterion[c.id].contains(reviewer); }))
-        a.complete.insert(reviewer);
+  for (auto& [scorer, of_scorer] : by_scorer)
+    for (auto& [request, a] : of_scorer)
+      for (const std::string& reviewer : a.assigned)
+        if (std::all_of(criteria.begin(), criteria.end(), [&](const Criterion& c) {
+              return a.by_criterion[c.id].contains(reviewer);
+            }))
+          a.complete.insert(reviewer);
 
-  // Each scored answer (every reviewer it was given to has scored it): its means and pass.
+  // Each scored answer (every scorer it was given to has scored it): its means and pass.
   struct Judged {
     const SampledAnswer* answer;
     std::map<std::string, double> mean;
     double weighted = 0;
     bool passed = true, hard_failure = false;
   };
-  std::vector<Judged> judged;
   const auto min_weighted =
       pass_rule.contains("min_weighted_mean")
           ? std::optional<double>(pass_rule["min_weighted_mean"].get<double>())
@@ -206,38 +212,44 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   const auto min_each = pass_rule.contains("min_each")
                             ? std::optional<double>(pass_rule["min_each"].get<double>())
                             : std::nullopt;
-  for (const SampledAnswer& answer : answers) {
-    auto found = scores.find(answer.request_id);
-    if (found == scores.end() || found->second.assigned.empty() ||
-        found->second.complete.size() < found->second.assigned.size())
-      continue;
-    Judged j{.answer = &answer};
-    double weights = 0;
-    for (const Criterion& c : criteria) {
-      std::vector<double> values;
-      for (const std::string& reviewer : found->second.complete)
-        values.push_back(static_cast<double>(found->second.by_criterion[c.id][reviewer]));
-      const double mean = Mean(values);
-      j.mean[c.id] = mean;
-      j.weighted += c.weight * mean;
-      weights += c.weight;
-      if (min_each && c.weight > 0 && mean < *min_each) j.passed = false;  // weighted ones
-      if (c.hard && mean < static_cast<double>(c.floor)) {
-        j.passed = false;
-        j.hard_failure = true;
+  const auto judge_all = [&](std::map<int64_t, AnswerScores>& of_scorer) {
+    std::vector<Judged> out;
+    for (const SampledAnswer& answer : answers) {
+      auto found = of_scorer.find(answer.request_id);
+      if (found == of_scorer.end() || found->second.assigned.empty() ||
+          found->second.complete.size() < found->second.assigned.size())
+        continue;
+      Judged j{.answer = &answer};
+      double weights = 0;
+      for (const Criterion& c : criteria) {
+        std::vector<double> values;
+        for (const std::string& reviewer : found->second.complete)
+          values.push_back(static_cast<double>(found->second.by_criterion[c.id][reviewer]));
+        const double mean = Mean(values);
+        j.mean[c.id] = mean;
+        j.weighted += c.weight * mean;
+        weights += c.weight;
+        if (min_each && c.weight > 0 && mean < *min_each) j.passed = false;  // weighted ones
+        if (c.hard && mean < static_cast<double>(c.floor)) {
+          j.passed = false;
+          j.hard_failure = true;
+        }
       }
+      j.weighted = weights > 0 ? j.weighted / weights : 0;
+      if (min_weighted && j.weighted < *min_weighted) j.passed = false;
+      out.push_back(std::move(j));
     }
-    j.weighted = weights > 0 ? j.weighted / weights : 0;
-    if (min_weighted && j.weighted < *min_weighted) j.passed = false;
-    judged.push_back(std::move(j));
-  }
+    return out;
+  };
+  const std::vector<Judged> judged = judge_all(scores);
   s.scored = static_cast<int64_t>(judged.size());
 
-  const auto group = [&](const std::string& name, const auto& member) {
+  const auto group_of = [&](const std::vector<Judged>& of, const std::string& name,
+                            const auto& member) {
     GroupScores g{.name = name};
     std::vector<double> weighted;
     std::map<std::string, std::vector<double>> by_criterion;
-    for (const Judged& j : judged) {
+    for (const Judged& j : of) {
       if (!member(*j.answer)) continue;
       ++g.answers;
       weighted.push_back(j.weighted);
@@ -256,6 +268,14 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
     g.pass_rate_ci = stats::WilsonInterval(g.passed, g.answers);
     return g;
   };
+  const auto group = [&](const std::string& name, const auto& member) {
+    return group_of(judged, name, member);
+  };
+  // An LLM judge's scores: a separate, labelled scorer, never part of the verdict.
+  for (auto& [scorer, of_scorer] : by_scorer)
+    if (scorer != "reviewers")
+      s.judges.push_back(
+          group_of(judge_all(of_scorer), scorer, [](const SampledAnswer&) { return true; }));
   s.groups.push_back(group("all", [](const SampledAnswer&) { return true; }));
   for (const char* condition : {"at_rest", "under_load"})
     s.groups.push_back(
@@ -379,8 +399,7 @@ json QualityToJson(const QualitySummary& s) {
     return i ? json::array({i->low, i->high}) : json(nullptr);
   };
   const auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-  json groups = json::array();
-  for (const GroupScores& g : s.groups) {
+  const auto group_json = [&](const GroupScores& g) {
     json criteria = json::object();
     for (const auto& [criterion, mean] : g.mean) {
       auto ci = g.mean_ci.find(criterion);
@@ -389,16 +408,22 @@ json QualityToJson(const QualitySummary& s) {
           {"ci95",
            ci == g.mean_ci.end() ? json(nullptr) : json::array({ci->second.low, ci->second.high})}};
     }
-    groups.push_back({{"group", g.name},
-                      {"answers", g.answers},
-                      {"criteria", criteria},
-                      {"weighted_mean", optional(g.weighted_mean)},
-                      {"weighted_mean_ci95", interval(g.weighted_mean_ci)},
-                      {"passed", g.passed},
-                      {"pass_rate", optional(g.pass_rate())},
-                      {"pass_rate_ci95", interval(g.pass_rate_ci)},
-                      {"hard_floor_failures", g.hard_floor_failures}});
-  }
+    return json{{"group", g.name},
+                {"answers", g.answers},
+                {"criteria", criteria},
+                {"weighted_mean", optional(g.weighted_mean)},
+                {"weighted_mean_ci95", interval(g.weighted_mean_ci)},
+                {"passed", g.passed},
+                {"pass_rate", optional(g.pass_rate())},
+                {"pass_rate_ci95", interval(g.pass_rate_ci)},
+                {"hard_floor_failures", g.hard_floor_failures}};
+  };
+  json groups = json::array();
+  for (const GroupScores& g : s.groups)
+    groups.push_back(group_json(g));
+  json judges = json::array();
+  for (const GroupScores& g : s.judges)
+    judges.push_back(group_json(g));
   json agreement = json::array();
   for (const CriterionAgreement& a : s.agreement)
     agreement.push_back({{"criterion", a.criterion},
@@ -436,6 +461,7 @@ json QualityToJson(const QualitySummary& s) {
             {"passed", s.automated.passed},
             {"by_kind", by_kind},
             {"failures", s.automated.failures}}},
+          {"llm_judges", judges},
           {"notes", s.notes}};
 }
 
@@ -482,6 +508,11 @@ std::vector<std::string> QualityLines(const QualitySummary& s) {
         "automated checks (not reviewer scores): " + std::to_string(s.automated.passed) + " of " +
         std::to_string(s.automated.checks) + " passed on " + std::to_string(s.automated.answers) +
         " answers");
+  for (const GroupScores& g : s.judges)
+    if (g.answers)
+      lines.push_back("LLM judge " + g.name.substr(g.name.find(':') + 1) +
+                      " (not reviewer scores): " + std::to_string(g.answers) + " answers, mean " +
+                      Number(*g.weighted_mean) + ", pass rate " + Number(*g.pass_rate()));
   for (const std::string& note : s.notes)
     lines.push_back("note: " + note);
   return lines;

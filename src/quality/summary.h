@@ -74,6 +74,7 @@ struct QualitySummary {
   std::vector<Adjudication> adjudication;
   std::vector<ReviewerEffort> effort;
   AutomatedChecks automated;
+  std::vector<GroupScores> judges;  // each LLM judge ("judge:<model>"), apart from the above
   std::vector<std::string> notes;
 };
 

@@ -22,7 +22,12 @@ constexpr char kInstructions[] =
     "the subject). Do not look answers up elsewhere and do not compare notes with other "
     "reviewers. Your time on each item is recorded so that the effort of reviewing is known.";
 
-// Random text for ids: lower-case letters and digits, from the system's random source.
+std::string Dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
 std::string RandomId(std::random_device& device, size_t length) {
   static constexpr char kAlphabet[] = "abcdefghijkmnpqrstuvwxyz23456789";
   std::string id;
@@ -31,20 +36,14 @@ std::string RandomId(std::random_device& device, size_t length) {
   return id;
 }
 
-struct Answer {
-  int64_t request_id = 0;
-  std::string task_id;
-  std::string text;
-};
-
-Result<std::vector<Answer>> SampledAnswers(store::Database& db, const std::string& run_id) {
+Result<std::vector<SampledAnswer>> SampledAnswers(store::Database& db, const std::string& run_id) {
   Result<store::Statement> query = store::Statement::Prepare(
       db,
       "SELECT a.request_id, r.task_id, r.answer_text FROM answers a "
       "JOIN requests r ON r.id = a.request_id WHERE a.run_id = ? ORDER BY a.request_id");
   if (!query.ok()) return query.status();
   query->Bind(1, run_id);
-  std::vector<Answer> answers;
+  std::vector<SampledAnswer> answers;
   while (query->Step())
     answers.push_back({query->Int(0), query->Text(1), query->Text(2)});
   SG_RETURN_IF_ERROR(query->status());
@@ -62,7 +61,6 @@ json Conversation(const manifest::Task& task) {
   return turns;
 }
 
-// The conversation as one cell of a spreadsheet.
 std::string ConversationText(const json& turns) {
   if (turns.size() == 1) return turns[0]["content"].get<std::string>();
   std::vector<std::string> parts;
@@ -71,11 +69,21 @@ std::string ConversationText(const json& turns) {
   return Join(parts, "\n\n");
 }
 
-std::string Dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+Status StoreExport(store::Database& db, const std::string& export_id, const std::string& run_id,
+                   const ExportOptions& options, const json& rubric, const std::string& scorer) {
+  Result<store::Statement> add = store::Statement::Prepare(
+      db,
+      "INSERT INTO exports (export_id, run_id, created_unix_ms, reviewers, per_item, calibration, "
+      "rubric_json, scorer) VALUES (?,?,?,?,?,?,?,?)");
+  if (!add.ok()) return add.status();
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  add->Bind(1, export_id).Bind(2, run_id).Bind(3, now_ms);
+  add->Bind(4, int64_t{options.reviewers}).Bind(5, int64_t{options.per_item});
+  add->Bind(6, int64_t{options.calibration}).Bind(7, Dump(rubric)).Bind(8, scorer);
+  return add->Run();
 }
-
-}  // namespace
 
 std::string ReviewerName(int reviewer) {
   return "r" + std::to_string(reviewer + 1);
@@ -142,14 +150,14 @@ Result<ExportResult> ExportForReview(store::Store& store, const store::RunInfo& 
     return Status::InvalidInput("--per-item must be between 1 and --reviewers (" +
                                 std::to_string(options.reviewers) + ")");
   store::Database& db = store.database();
-  Result<std::vector<Answer>> answers = SampledAnswers(db, run.id);
+  Result<std::vector<SampledAnswer>> answers = SampledAnswers(db, run.id);
   if (!answers.ok()) return answers.status();
   if (answers->empty())
     return Status::InvalidInput("run " + run.id + " has no answers sampled for review");
   if (options.calibration < 0 || static_cast<size_t>(options.calibration) > answers->size())
     return Status::InvalidInput("--calibration must be between 0 and the " +
                                 std::to_string(answers->size()) + " answers sampled");
-  for (const Answer& a : *answers)
+  for (const SampledAnswer& a : *answers)
     if (!bundle.corpus->FindTask(a.task_id))
       return Status::InvalidInput("answer " + std::to_string(a.request_id) + " is for task '" +
                                   a.task_id + "', which the corpus no longer has");
@@ -165,18 +173,7 @@ Result<ExportResult> ExportForReview(store::Store& store, const store::RunInfo& 
 
   store::Transaction transaction(db);
   SG_RETURN_IF_ERROR(transaction.begin_status());
-  Result<store::Statement> add_export = store::Statement::Prepare(
-      db,
-      "INSERT INTO exports (export_id, run_id, created_unix_ms, reviewers, per_item, calibration, "
-      "rubric_json) VALUES (?,?,?,?,?,?,?)");
-  if (!add_export.ok()) return add_export.status();
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-  add_export->Bind(1, result.export_id).Bind(2, run.id).Bind(3, now_ms);
-  add_export->Bind(4, int64_t{options.reviewers}).Bind(5, int64_t{options.per_item});
-  add_export->Bind(6, int64_t{options.calibration}).Bind(7, Dump(rubric));
-  SG_RETURN_IF_ERROR(add_export->Run());
+  SG_RETURN_IF_ERROR(StoreExport(db, result.export_id, run.id, options, rubric, "reviewers"));
   Result<store::Statement> add_item = store::Statement::Prepare(
       db,
       "INSERT INTO review_items (item_id, export_id, run_id, request_id, reviewer, calibration) "
@@ -185,7 +182,7 @@ Result<ExportResult> ExportForReview(store::Store& store, const store::RunInfo& 
 
   std::vector<json> items(static_cast<size_t>(options.reviewers), json::array());
   for (const Assignment& a : assignments) {
-    const Answer& answer = (*answers)[a.answer];
+    const SampledAnswer& answer = (*answers)[a.answer];
     const manifest::Task& task = *bundle.corpus->FindTask(answer.task_id);
     const std::string item_id = "i-" + RandomId(device, 12);
     add_item->Reset();

@@ -9,9 +9,29 @@
 
 #include "base/status.h"
 #include "manifest/bundle.h"
+#include "store/sqlite.h"
 #include "store/store.h"
 
 namespace stagegate::review {
+
+/// An answer sampled for review (the `answers` table), with its task and text.
+struct SampledAnswer {
+  int64_t request_id = 0;
+  std::string task_id;
+  std::string text;
+};
+
+/// A run's sampled answers, in request order.
+Result<std::vector<SampledAnswer>> SampledAnswers(store::Database& db, const std::string& run_id);
+
+/// A task's conversation as [{"role", "content"}, ...]: its prompt as one user turn, or its
+/// messages.
+nlohmann::json Conversation(const manifest::Task& task);
+/// The conversation as one text: the prompt alone, or "role: content" turns between blank lines.
+std::string ConversationText(const nlohmann::json& turns);
+
+/// Random lower-case letters and digits (no look-alikes), from the system's random source.
+std::string RandomId(std::random_device& device, size_t length);
 
 /// One answer given to one reviewer.
 struct Assignment {
@@ -47,6 +67,12 @@ struct ExportResult {
   std::vector<int64_t> items_per_reviewer;
   std::vector<std::string> files;  // written, relative to out_dir
 };
+
+/// Records an export in the store: its rubric, its assignment counts and who scores it
+/// ("reviewers", or "judge:<model>" for an LLM judge, whose scores are kept apart).
+Status StoreExport(store::Database& db, const std::string& export_id, const std::string& run_id,
+                   const ExportOptions& options, const nlohmann::json& rubric,
+                   const std::string& scorer);
 
 /// Exports a run's sampled answers for blinded review: assigns them, writes one packet per
 /// reviewer into out_dir (reviewer-rN.html, .jsonl and .csv) and README.txt, and stores the

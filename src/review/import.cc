@@ -334,7 +334,7 @@ Result<ImportResult> ImportScores(store::Store& store, const std::string& run_id
   std::map<std::string, Export> exports;
   {
     Result<store::Statement> q = store::Statement::Prepare(
-        db, "SELECT export_id, rubric_json FROM exports WHERE run_id = ?");
+        db, "SELECT export_id, rubric_json FROM exports WHERE run_id = ? AND scorer = 'reviewers'");
     if (!q.ok()) return q.status();
     q->Bind(1, run_id);
     while (q->Step()) {

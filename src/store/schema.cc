@@ -140,7 +140,8 @@ const std::vector<std::string>& Migrations() {
       ALTER TABLE runs ADD COLUMN settings_json TEXT NOT NULL DEFAULT '{}';
       )sql",
       // 5: exports of answers for review: the rubric they were scored against and how they were
-      // assigned, so that an import is checked against what the reviewers were given.
+      // assigned, so that an import is checked against what the reviewers were given; and who
+      // scores them (independent reviewers, or an LLM judge, kept apart).
       R"sql(
       CREATE TABLE exports (
         export_id TEXT PRIMARY KEY,
@@ -149,7 +150,8 @@ const std::vector<std::string>& Migrations() {
         reviewers INTEGER NOT NULL,
         per_item INTEGER NOT NULL,
         calibration INTEGER NOT NULL,
-        rubric_json TEXT NOT NULL
+        rubric_json TEXT NOT NULL,
+        scorer TEXT NOT NULL DEFAULT 'reviewers'  -- or 'judge:<model>': an LLM judge's scores
       );
       CREATE INDEX review_items_by_run ON review_items(run_id, export_id);
       )sql",

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "http_test_server.h"
+#include "review/judge.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -386,6 +388,66 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find(dir / "bad.csv:2: item '") != std::string::npos);
   CHECK(bad.err.find("'helpfulness' must be one of 1, 2, 3, 4, 5, got 9") != std::string::npos);
+}
+
+// A chat completion whose answer is `content`.
+std::string Completion(const std::string& content) {
+  const json body = {{"id", "chatcmpl-judge"},
+                     {"object", "chat.completion"},
+                     {"model", "judge-x"},
+                     {"choices",
+                      {{{"index", 0},
+                        {"message", {{"role", "assistant"}, {"content", content}}},
+                        {"finish_reason", "stop"}}}}};
+  return testing::HttpResponse("200 OK", body.dump(), "application/json");
+}
+
+TEST_CASE("an LLM judge's scores are stored apart and never count as reviewers'",
+          "[cli][review][judge]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  testing::FixedResponseServer judge(Completion(
+      "Here you are:\n```json\n{\"correctness\": 4, \"groundedness\": 5, \"helpfulness\": 3, "
+      "\"permission_safety\": 1}\n```"));
+  const std::string secret = "judge-key-5e1f0a77-never-stored";
+  setenv("STAGEGATE_TEST_JUDGE_KEY", secret.c_str(), 1);
+  Ran ran = testing::RunStagegate(dir, {"judge", run, "--url", judge.base() + "/v1", "--model",
+                                        "judge-x", "--api-key-env", "STAGEGATE_TEST_JUDGE_KEY"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  CHECK(ran.out.find("judge judge-x scored 12 of 12 answers") != std::string::npos);
+  const std::vector<std::string> requests = judge.requests();
+  REQUIRE(requests.size() == 12);
+  CHECK(requests[0].rfind("POST /v1/chat/completions ", 0) == 0);
+  CHECK(requests[0].find("Authorization: Bearer " + secret) != std::string::npos);
+  // The rubric is the instruction.
+  CHECK(requests[0].find("Criterion permission_safety") != std::string::npos);
+  CHECK(testing::ReadText(dir / "store.db").find(secret) == std::string::npos);
+
+  const json q = json::parse(testing::RunStagegate(dir, {"quality", run, "--json"}).out);
+  REQUIRE(q["llm_judges"].size() == 1);
+  CHECK(q["llm_judges"][0]["group"] == "judge:judge-x");
+  CHECK(q["llm_judges"][0]["answers"] == 12);
+  CHECK(q["llm_judges"][0]["criteria"]["groundedness"]["mean"].get<double>() == Approx(5));
+  // The reviewers have scored nothing: the judge does not make condition 2 decidable.
+  CHECK(q["answers"]["scored"] == 0);
+  CHECK(q["reviewers"] == 0);
+  CHECK(q["verdict"] == "pending");
+  // Nor can a reviewer's import use the judge's export.
+  CHECK(Count(dir, "SELECT COUNT(*) FROM exports WHERE scorer = 'judge:judge-x'") == 1);
+}
+
+TEST_CASE("a judge reply that is not scores leaves the answer unscored and says why",
+          "[cli][review][judge]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  testing::FixedResponseServer judge(Completion("It reads well to me."));
+  Ran ran = testing::RunStagegate(
+      dir, {"judge", run, "--url", judge.base() + "/v1", "--model", "judge-x"});
+  CHECK(ran.exit_code == 3);
+  CHECK(ran.err.find(": the reply holds no JSON object: \"It reads well to me.\"") !=
+        std::string::npos);
+  CHECK(ran.out.find("judge judge-x scored 0 of 12 answers") != std::string::npos);
 }
 
 TEST_CASE("export refuses what it cannot do", "[cli][review]") {

@@ -9,63 +9,15 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "http_test_server.h"
 
 namespace stagegate::telemetry {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::string HttpResponse(const std::string& status, const std::string& body) {
-  return "HTTP/1.1 " + status + "\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-}
-
-/// A blocking HTTP server on 127.0.0.1 that answers every connection with one fixed response and
-/// closes it. Serves from construction to destruction on its own thread.
-class FixedResponseServer {
- public:
-  explicit FixedResponseServer(std::string response)
-      : response_(std::move(response)),
-        acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}),
-        endpoint_(acceptor_.local_endpoint()),
-        thread_([this] { Serve(); }) {}
-
-  ~FixedResponseServer() {
-    stopping_ = true;
-    // A blocking accept cannot be cancelled from another thread; a connection ends it.
-    asio::ip::tcp::socket wake(io_);
-    asio::error_code ignored;
-    wake.connect(endpoint_, ignored);
-    thread_.join();
-  }
-
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(endpoint_.port()) + "/metrics";
-  }
-
- private:
-  void Serve() {
-    while (true) {
-      asio::ip::tcp::socket socket(io_);
-      asio::error_code error;
-      acceptor_.accept(socket, error);
-      if (stopping_) return;
-      if (error) continue;
-      // Read the request first: closing a socket with unread bytes resets the connection.
-      std::string request;
-      asio::read_until(socket, asio::dynamic_buffer(request), "\r\n\r\n", error);
-      asio::write(socket, asio::buffer(response_), error);
-      socket.shutdown(asio::ip::tcp::socket::shutdown_both, error);
-    }
-  }
-
-  const std::string response_;
-  asio::io_context io_;
-  asio::ip::tcp::acceptor acceptor_;
-  const asio::ip::tcp::endpoint endpoint_;
-  std::atomic<bool> stopping_ = false;
-  std::thread thread_;  // last: starts once the members it uses exist
-};
+using testing::FixedResponseServer;
+using testing::HttpResponse;
 
 // The scraper works on its own thread: waits up to 5 s for it to have made `scrapes` attempts.
 ScrapeStats WaitForScrapes(const Scraper& scraper, int64_t scrapes) {
