@@ -47,5 +47,6 @@ std::unique_ptr<Command> MakeExportCommand();
 std::unique_ptr<Command> MakeImportCommand();
 std::unique_ptr<Command> MakeJudgeCommand();
 std::unique_ptr<Command> MakeQualityCommand();
+std::unique_ptr<Command> MakeTriageCommand();
 
 }  // namespace stagegate::cli

@@ -37,6 +37,10 @@ const std::vector<CommandEntry>& Commands() {
        "Condition 2 of a run: reviewers' scores, their agreement and effort, and the automated "
        "checks apart",
        MakeQualityCommand},
+      {"triage",
+       "Classify every request of a run for support: slow, wrong, tool-failure, denied, shed, "
+       "error or ok, with its evidence and trace id",
+       MakeTriageCommand},
   };
   return kCommands;
 }

@@ -1,0 +1,34 @@
+#pragma once
+
+// What the commands that work on a stored run share: opening the store and the run, reading the
+// run's scenario again, and printing a failure.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "cli/command.h"
+#include "manifest/bundle.h"
+#include "store/store.h"
+
+namespace stagegate::cli {
+
+/// The store and one of its runs.
+struct OpenedRun {
+  std::unique_ptr<store::Store> store;
+  store::RunInfo run;
+};
+
+/// Opens the store of `global` and finds `run_id` in it (InvalidInput when it is not there).
+Result<OpenedRun> OpenRun(const GlobalOptions& global, const std::string& run_id);
+
+/// The run's scenario read again, with the corpus and rubric it ran with: their hashes must be
+/// the run's. `problem` says why there is none.
+std::optional<manifest::Bundle> RunBundle(const store::RunInfo& run, std::string& problem);
+
+/// Prints `status` line by line as "stagegate COMMAND: ..." and returns its exit code
+/// (InvalidInput: 2, anything else: 3).
+ExitCode Fail(console::Console& console, const std::string& command, const Status& status);
+
+}  // namespace stagegate::cli
