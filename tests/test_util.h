@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
+
 namespace stagegate::testing {
 
 inline std::string Testdata(const std::string& relative) {
@@ -36,11 +38,7 @@ inline void WriteText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-inline std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
+using stagegate::ReplaceAll;
 
 /// A fresh folder under the system's temporary folder, removed with everything in it on scope exit.
 class TempDir {

@@ -95,6 +95,12 @@ std::string CsvField(std::string_view text) {
   return field + "\"";
 }
 
+std::string ReplaceAll(std::string text, std::string_view from, std::string_view to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 std::string Utf8Prefix(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return std::string(text);
   size_t end = max_bytes;

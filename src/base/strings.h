@@ -27,6 +27,9 @@ std::string FormatNumber(double value, int max_decimals = 3);
 /// break; as it is otherwise.
 std::string CsvField(std::string_view text);
 
+/// `text` with every `from` replaced by `to` (from must not be empty).
+std::string ReplaceAll(std::string text, std::string_view from, std::string_view to);
+
 /// The first `max_bytes` of `text`, shortened so as not to end inside a UTF-8 sequence.
 std::string Utf8Prefix(std::string_view text, size_t max_bytes);
 

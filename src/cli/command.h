@@ -48,5 +48,7 @@ std::unique_ptr<Command> MakeImportCommand();
 std::unique_ptr<Command> MakeJudgeCommand();
 std::unique_ptr<Command> MakeQualityCommand();
 std::unique_ptr<Command> MakeTriageCommand();
+std::unique_ptr<Command> MakeReportCommand();
+std::unique_ptr<Command> MakeRunsCommand();
 
 }  // namespace stagegate::cli

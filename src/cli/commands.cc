@@ -37,6 +37,11 @@ const std::vector<CommandEntry>& Commands() {
        "Condition 2 of a run: reviewers' scores, their agreement and effort, and the automated "
        "checks apart",
        MakeQualityCommand},
+      {"report",
+       "The release report of a run: verdict and the three conditions, as Markdown, HTML, JSON, "
+       "JUnit XML and CSV; --gate exits 0 ready, 1 not ready, 4 pending",
+       MakeReportCommand},
+      {"runs", "List the runs in the store, with their status and verdict", MakeRunsCommand},
       {"triage",
        "Classify every request of a run for support: slow, wrong, tool-failure, denied, shed, "
        "error or ok, with its evidence and trace id",

@@ -142,6 +142,9 @@ class RunCommand : public Command {
     if (written.ok())
       written = WriteFileAtomically(out_dir + "/stages.csv", scenario::StagesCsv(*report));
     if (written.ok()) written = WriteRequestsJsonl(out_dir + "/requests.jsonl", runner.records());
+    if (written.ok())
+      written = (*store)->SetRunFindings(
+          run_id, run_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     if (!written.ok()) return fail(written, ExitCode::kRuntimeFailure);
     if (Status marked = (*store)->SetRunStatus(
             run_id,

@@ -318,6 +318,11 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
       unit_requests.push_back(request);
     }
     agreement.units = static_cast<int64_t>(units.size());
+    std::set<int64_t> given;
+    for (const auto& unit : units)
+      for (const std::optional<int64_t>& rating : unit)
+        if (rating) given.insert(*rating);
+    agreement.all_same = given.size() == 1;
     if (names.size() == 2) agreement.kappa = stats::WeightedKappaQuadratic(first, second, c.levels);
     agreement.alpha_ordinal = stats::KrippendorffAlpha(units, stats::AlphaMetric::kOrdinal);
     agreement.alpha_interval = stats::KrippendorffAlpha(units, stats::AlphaMetric::kInterval);
@@ -357,7 +362,11 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   bool pending = s.scored < min_scored;
   std::vector<std::string> failures;
   for (const CriterionAgreement& a : s.agreement) {
-    if (!a.figure()) {
+    if (!a.figure() && a.all_same) {
+      s.notes.push_back("every score for " + a.criterion +
+                        " is the same level, so its agreement figures are undefined; the "
+                        "reviewers agreed on every answer");
+    } else if (!a.figure()) {
       pending = true;
       if (s.scored < min_scored) continue;  // said already: too few scores
       s.reasons.push_back("agreement on " + a.criterion + " cannot be computed yet (" +

@@ -37,6 +37,9 @@ struct CriterionAgreement {
   int64_t units = 0;            // answers with two ratings or more
   std::optional<double> kappa;  // quadratic-weighted Cohen's kappa: exactly two reviewers
   std::optional<double> alpha_ordinal, alpha_interval;  // Krippendorff's alpha
+  /// Every score given was the same level: the figures are undefined (no variation to agree
+  /// on), but the reviewers never disagreed.
+  bool all_same = false;
   /// The figure held against quality.min_agreement: kappa with two reviewers, else ordinal alpha.
   std::optional<double> figure() const { return kappa ? kappa : alpha_ordinal; }
 };

@@ -155,6 +155,10 @@ const std::vector<std::string>& Migrations() {
       );
       CREATE INDEX review_items_by_run ON review_items(run_id, export_id);
       )sql",
+      // 6: what a run found (its run.json), so that a report is built from the store alone.
+      R"sql(
+      ALTER TABLE runs ADD COLUMN findings_json TEXT NOT NULL DEFAULT '{}';
+      )sql",
   };
   return kMigrations;
 }

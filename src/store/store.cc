@@ -29,7 +29,7 @@ RunStatus RunStatusFromName(std::string_view name) {
 
 constexpr const char* kRunColumns =
     "id, scenario_name, scenario_file, fingerprint, corpus_version, scenario_json, status, "
-    "started_unix_ms, finished_unix_ms, settings_json";
+    "started_unix_ms, finished_unix_ms, settings_json, findings_json";
 
 RunInfo ReadRun(const Statement& row) {
   RunInfo run;
@@ -43,6 +43,7 @@ RunInfo ReadRun(const Statement& row) {
   run.started_unix_ms = row.Int(7);
   run.finished_unix_ms = row.OptionalInt(8);
   run.settings_json = row.Text(9);
+  run.findings_json = row.Text(10);
   return run;
 }
 
@@ -121,16 +122,27 @@ Status Store::CreateRun(const RunInfo& run) {
   Transaction transaction(*db_);
   SG_RETURN_IF_ERROR(transaction.begin_status());
   Result<Statement> insert = Statement::Prepare(
-      *db_, std::string("INSERT INTO runs (") + kRunColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?)");
+      *db_, std::string("INSERT INTO runs (") + kRunColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
   insert->Bind(1, run.id).Bind(2, run.scenario_name).Bind(3, run.scenario_file);
   insert->Bind(4, run.fingerprint).Bind(5, run.corpus_version).Bind(6, run.scenario_json);
   insert->Bind(7, RunStatusName(run.status))
       .Bind(8, run.started_unix_ms)
       .Bind(9, run.finished_unix_ms)
-      .Bind(10, run.settings_json);
+      .Bind(10, run.settings_json)
+      .Bind(11, run.findings_json);
   SG_RETURN_IF_ERROR(insert->Run().WithContext("run " + run.id));
   return transaction.Commit();
+}
+
+Status Store::SetRunFindings(const std::string& run_id, const std::string& findings_json) {
+  Result<Statement> update =
+      Statement::Prepare(*db_, "UPDATE runs SET findings_json = ? WHERE id = ?");
+  if (!update.ok()) return update.status();
+  update->Bind(1, findings_json).Bind(2, run_id);
+  SG_RETURN_IF_ERROR(update->Run());
+  if (sqlite3_changes(db_->handle()) == 0) return Status::NotFound("no run '" + run_id + "'");
+  return Status::Ok();
 }
 
 Status Store::SetRunStatus(const std::string& run_id, RunStatus status,

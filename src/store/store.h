@@ -28,6 +28,7 @@ struct RunInfo {
   std::string corpus_version;
   std::string scenario_json;         // the canonical scenario, as fingerprinted
   std::string settings_json = "{}";  // the command line's changes to it (run: seed, stage, target)
+  std::string findings_json = "{}";  // what the run found (its run.json), once it ended
   RunStatus status = RunStatus::kRunning;
   int64_t started_unix_ms = 0;
   std::optional<int64_t> finished_unix_ms;
@@ -58,6 +59,8 @@ class Store {
   Database& database() { return *db_; }
 
   Status CreateRun(const RunInfo& run);
+  /// Keeps what a run found (its run.json) with it, so that a report needs the store alone.
+  Status SetRunFindings(const std::string& run_id, const std::string& findings_json);
   Status SetRunStatus(const std::string& run_id, RunStatus status,
                       std::optional<int64_t> finished_unix_ms);
   /// Runs, newest first.

@@ -1,0 +1,130 @@
+// `stagegate report RUN` (the three-condition release report, from the store alone) and
+// `stagegate runs` (the runs in the store, with their verdicts).
+
+#include <ctime>
+#include <filesystem>
+
+#include "base/files.h"
+#include "base/strings.h"
+#include "cli/command.h"
+#include "cli/stored_run.h"
+#include "console/console.h"
+#include "report/model.h"
+
+namespace stagegate::cli {
+namespace {
+
+constexpr const char* kFormats[] = {"md", "html", "json", "junit", "csv"};
+
+std::string UtcTime(int64_t unix_ms) {
+  const time_t seconds = static_cast<time_t>(unix_ms / 1000);
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  strftime(text, sizeof text, "%Y-%m-%d %H:%M:%SZ", &utc);
+  return text;
+}
+
+class ReportCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("run", run_id_, "The run to report on")->required();
+    app.add_option("--out", out_dir_, "Folder for the report files (default reports/<run>)");
+    app.add_option("--format", formats_,
+                   "Formats to write, any of md, html, json, junit, csv (default all)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"md", "html", "json", "junit", "csv"}));
+    app.add_flag("--gate", gate_,
+                 "Exit 0 when ready, 1 when not ready, 4 when pending (for CI pipelines)");
+  }
+
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override {
+    Result<OpenedRun> opened = OpenRun(global, run_id_);
+    if (!opened.ok()) return Fail(console, "report", opened.status());
+    std::string problem;
+    std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
+    Result<report::ReportModel> model =
+        report::BuildReport(*opened->store, opened->run, bundle ? &*bundle : nullptr);
+    if (!model.ok()) return Fail(console, "report", model.status());
+    if (!bundle) model->notes.push_back("automated checks not run: " + problem);
+    const std::string dir = out_dir_.empty() ? "reports/" + run_id_ : out_dir_;
+    std::error_code made;
+    std::filesystem::create_directories(dir, made);
+    if (made) return Fail(console, "report", Status::IoError(dir + ": " + made.message()));
+    if (formats_.empty()) formats_.assign(std::begin(kFormats), std::end(kFormats));
+    std::vector<std::string> written;
+    for (const std::string& format : formats_) {
+      std::string path, text;
+      if (format == "md") {
+        path = dir + "/report.md", text = report::ReportMarkdown(*model);
+      } else if (format == "html") {
+        path = dir + "/report.html", text = report::ReportHtml(*model);
+      } else if (format == "json") {
+        path = dir + "/report.json";
+        text = report::ReportJson(*model).dump(2, ' ', false,
+                                               nlohmann::json::error_handler_t::replace) +
+               "\n";
+      } else if (format == "junit") {
+        path = dir + "/report.junit.xml", text = report::ReportJunit(*model);
+      } else {
+        path = dir + "/report.csv", text = report::ReportCsv(*model);
+      }
+      if (Status status = WriteFileAtomically(path, text); !status.ok())
+        return Fail(console, "report", status);
+      written.push_back(path);
+    }
+    console.Line("verdict: " + model->verdict);
+    for (const std::string& reason : model->verdict_reasons)
+      console.Line("  " + reason);
+    for (const std::string& path : written)
+      console.Line(path);
+    if (!gate_) return ExitCode::kOk;
+    return model->verdict == "ready"     ? ExitCode::kOk
+           : model->verdict == "pending" ? ExitCode::kPending
+                                         : ExitCode::kGateFailed;
+  }
+
+ private:
+  std::string run_id_;
+  std::string out_dir_;
+  std::vector<std::string> formats_;
+  bool gate_ = false;
+};
+
+class RunsCommand : public Command {
+ public:
+  void Configure(CLI::App&) override {}
+
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override {
+    Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
+    if (!store.ok()) return Fail(console, "runs", store.status());
+    Result<std::vector<store::RunInfo>> runs = (*store)->ListRuns();
+    if (!runs.ok()) return Fail(console, "runs", runs.status());
+    std::vector<std::vector<std::string>> rows;
+    for (const store::RunInfo& run : *runs) {
+      Result<report::ReportModel> model = report::BuildReport(**store, run, nullptr, false);
+      rows.push_back({run.id, run.scenario_name, UtcTime(run.started_unix_ms),
+                      std::string(store::RunStatusName(run.status)),
+                      model.ok() ? model->verdict : "? (" + model.status().message() + ")"});
+    }
+    if (runs->empty()) {
+      console.Line("no runs in " + global.db_path);
+      return ExitCode::kOk;
+    }
+    for (const std::string& line :
+         console::FormatTable({"run", "scenario", "started (UTC)", "status", "verdict"}, rows))
+      console.Line(line);
+    return ExitCode::kOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeReportCommand() {
+  return std::make_unique<ReportCommand>();
+}
+std::unique_ptr<Command> MakeRunsCommand() {
+  return std::make_unique<RunsCommand>();
+}
+
+}  // namespace stagegate::cli

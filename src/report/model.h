@@ -1,0 +1,77 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "manifest/bundle.h"
+#include "quality/summary.h"
+#include "store/store.h"
+
+namespace stagegate::report {
+
+/// One check of the release decision, as the verdict and JUnit see it.
+struct Check {
+  std::string condition;  // "responsiveness", "quality" or "recoverability"
+  std::string name;       // "tools steady: ttft p95 <= 1500 ms"
+  std::string status;     // "pass", "fail" or "pending"
+  std::string detail;     // the measured value against the limit, or why not pass
+};
+
+/// A line of a chart: its name and points.
+struct ChartLine {
+  std::string name;
+  std::vector<std::pair<double, double>> points;
+};
+
+/// What the charts draw, taken from the store.
+struct ChartData {
+  std::map<std::string, std::vector<double>> steady_ttft_ms;  // stage -> TTFT of its steady phase
+  std::map<std::string, std::vector<double>> steady_e2e_ms;
+  // The final stage's sweep, level by level: offered rate (or concurrency), p95s and goodput.
+  std::string sweep_unit;        // "req/s" or "concurrency"
+  std::vector<ChartLine> sweep;  // "ttft p95", "e2e p95", "goodput"
+  std::optional<double> holds_up_to, fails_at;
+  // The final stage's burst, overload and recovery, second by second from the first of them.
+  std::vector<ChartLine> timeline;  // "sent/s", "ttft p95", ...
+  std::vector<std::pair<std::string, std::pair<double, double>>> phases;  // name -> [from, to] s
+  std::vector<ChartLine> server;  // telemetry over the same seconds: running, waiting
+  // Reviewers' scores: criterion -> level -> count.
+  std::map<std::string, std::map<int64_t, int64_t>> score_levels;
+};
+
+/// Everything a report shows, built from the store alone.
+struct ReportModel {
+  store::RunInfo run;
+  nlohmann::json findings;  // the run's run.json, as stored with it
+  nlohmann::json scenario;  // the canonical scenario the run was fingerprinted from
+  std::string verdict;      // "ready", "not ready" or "pending"
+  std::vector<std::string> verdict_reasons;  // failed checks, or what is missing
+  std::vector<Check> checks;
+  quality::QualitySummary quality;
+  ChartData charts;
+  std::vector<std::string> notes;
+};
+
+/// Builds the report of a run from the store: its findings, requests, scores and telemetry.
+/// `bundle` (the run's scenario read again; may be null) lets the automated checks run. Without
+/// `charts` the chart data is left out (a verdict alone reads no request).
+Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
+                                const manifest::Bundle* bundle, bool charts = true);
+
+/// The report as JSON, schema version 1 (docs/report.md).
+nlohmann::json ReportJson(const ReportModel& model);
+/// The report as Markdown.
+std::string ReportMarkdown(const ReportModel& model);
+/// The report as one self-contained HTML file with inline SVG charts.
+std::string ReportHtml(const ReportModel& model);
+/// JUnit XML: one test suite a condition, one test case a check.
+std::string ReportJunit(const ReportModel& model);
+/// Per-step statistics of every stage, as CSV.
+std::string ReportCsv(const ReportModel& model);
+
+}  // namespace stagegate::report

@@ -1,0 +1,512 @@
+// The report's writers: JSON, Markdown, HTML (inline SVG charts), JUnit XML and CSV, all from one
+// ReportModel.
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/strings.h"
+#include "report/model.h"
+#include "report/svg.h"
+
+namespace stagegate::report {
+namespace {
+
+using json = nlohmann::json;
+
+const char* const kConditions[] = {"responsiveness", "quality", "recoverability"};
+
+std::string ConditionTitle(const std::string& condition) {
+  if (condition == "responsiveness") return "Condition 1: responsiveness";
+  if (condition == "quality") return "Condition 2: quality";
+  return "Condition 3: recoverability";
+}
+
+// The worst status of a condition's checks: fail, then pending, then pass.
+std::string ConditionStatus(const ReportModel& m, const std::string& condition) {
+  bool pending = false, any = false;
+  for (const Check& c : m.checks) {
+    if (c.condition != condition) continue;
+    any = true;
+    if (c.status == "fail") return "fail";
+    pending = pending || c.status == "pending";
+  }
+  return pending || !any ? "pending" : "pass";
+}
+
+const json* FinalStage(const json& findings) {
+  const json* last = nullptr;
+  if (findings.contains("stages") && findings["stages"].is_array())
+    for (const json& stage : findings["stages"])
+      if (!stage.value("skipped", false)) last = &stage;
+  return last;
+}
+
+const json* StepOf(const json& stage, const std::string& phase) {
+  for (const json& step : stage["steps"])
+    if (step.value("phase", "") == phase) return &step;
+  return nullptr;
+}
+
+std::string Ms(const json* step, const char* metric, const char* percentile) {
+  if (!step || !step->contains("metrics") || !(*step)["metrics"].contains(metric)) return "-";
+  const json& m = (*step)["metrics"][metric];
+  if (m.value("count", 0) == 0) return "-";
+  return FormatNumber(m.value(percentile, 0.0), 1);
+}
+
+// The load phases in a line: "warmup 2 concurrent, 6 requests; steady poisson 3/s for 12 s; ...".
+std::string LoadProfile(const json& phases) {
+  std::vector<std::string> parts;
+  for (const json& p : phases) {
+    std::string text = p.value("kind", "");
+    const auto number = [&](const char* key) {
+      return p.contains(key) && p[key].is_number() ? FormatNumber(p[key].get<double>())
+                                                   : std::string();
+    };
+    std::vector<std::string> levels;
+    for (const char* key : {"rates", "concurrencies"})
+      for (const json& level : p.value(key, json::array()))
+        levels.push_back(FormatNumber(level.get<double>()));
+    if (!levels.empty())
+      text += " " + Join(levels, "/") +
+              (p.value("rates", json::array()).empty() ? " concurrent" : "/s");
+    else if (!number("rate").empty())
+      text += " " + p.value("arrival", std::string()) + " " + number("rate") + "/s";
+    else if (!number("concurrency").empty())
+      text += " " + number("concurrency") + " concurrent";
+    if (!number("duration_s").empty()) text += " for " + number("duration_s") + " s";
+    if (!number("requests").empty()) text += ", " + number("requests") + " requests";
+    if (!p.value("spikes", json::array()).empty()) text += " with spikes";
+    parts.push_back(text);
+  }
+  return Join(parts, "; ");
+}
+
+// The facts that make two runs comparable, as label -> value.
+std::vector<std::pair<std::string, std::string>> Facts(const ReportModel& m) {
+  const json manifest = m.findings.value("manifest", json::object());
+  const json scenario_manifest = m.scenario.value("manifest", json::object());
+  std::vector<std::pair<std::string, std::string>> facts = {
+      {"run", m.run.id},
+      {"scenario", m.run.scenario_name + " (" + m.run.scenario_file + ")"},
+      {"status", m.findings.value("status", std::string("unknown"))},
+      {"fingerprint", m.run.fingerprint},
+      {"corpus version", m.run.corpus_version},
+      {"model", manifest.value("model", std::string("")) + " " +
+                    manifest.value("model_version", std::string(""))},
+      {"hardware", manifest.value("hardware", std::string(""))},
+      {"serving stack", manifest.value("serving_stack", std::string(""))},
+  };
+  if (scenario_manifest.contains("sampling"))
+    facts.push_back({"sampling", scenario_manifest["sampling"].dump()});
+  if (m.scenario.contains("phases"))
+    facts.push_back({"load profile", LoadProfile(m.scenario["phases"])});
+  std::vector<std::string> stages;
+  if (m.findings.contains("stages"))
+    for (const json& s : m.findings["stages"])
+      stages.push_back(s.value("name", "") + (s.value("skipped", false) ? " (skipped)" : ""));
+  facts.push_back({"stages", Join(stages, " -> ")});
+  return facts;
+}
+
+// Text for Markdown: renderers pass HTML through, so & < > are written as entities.
+std::string MarkdownText(std::string text) {
+  text = ReplaceAll(std::move(text), "&", "&amp;");
+  text = ReplaceAll(std::move(text), "<", "&lt;");
+  return ReplaceAll(std::move(text), ">", "&gt;");
+}
+
+// A Markdown table cell: as MarkdownText, with | escaped and line breaks as spaces.
+std::string MarkdownCell(std::string text) {
+  text = ReplaceAll(MarkdownText(std::move(text)), "|", "\\|");
+  return ReplaceAll(std::move(text), "\n", " ");
+}
+
+std::string StatusWord(const std::string& status) {
+  return status == "pass" ? "PASS" : status == "fail" ? "FAIL" : "PENDING";
+}
+
+}  // namespace
+
+json ReportJson(const ReportModel& m) {
+  json checks = json::array();
+  for (const Check& c : m.checks)
+    checks.push_back(
+        {{"condition", c.condition}, {"name", c.name}, {"status", c.status}, {"detail", c.detail}});
+  json facts = json::object();
+  for (const auto& [label, value] : Facts(m))
+    facts[label] = value;
+  json conditions = json::object();
+  for (const char* condition : kConditions)
+    conditions[condition] = {{"status", ConditionStatus(m, condition)}};
+  if (m.findings.contains("stages")) conditions["responsiveness"]["stages"] = m.findings["stages"];
+  conditions["quality"]["summary"] = quality::QualityToJson(m.quality);
+  conditions["recoverability"]["faults"] = m.findings.value("faults", json::object());
+  return {{"schema_version", 1}, {"verdict", m.verdict}, {"verdict_reasons", m.verdict_reasons},
+          {"facts", facts},      {"checks", checks},     {"conditions", conditions},
+          {"notes", m.notes}};
+}
+
+std::string ReportMarkdown(const ReportModel& m) {
+  std::string out = "# Release report: " + MarkdownText(m.run.scenario_name) + "\n\n";
+  out += "**Verdict: " + m.verdict + "**\n\n";
+  for (const std::string& reason : m.verdict_reasons)
+    out += "- " + MarkdownText(reason) + "\n";
+  out += "\n| fact | value |\n| --- | --- |\n";
+  for (const auto& [label, value] : Facts(m))
+    out += "| " + label + " | " + MarkdownCell(value) + " |\n";
+  for (const char* condition : kConditions) {
+    out += "\n## " + ConditionTitle(condition) + ": " + ConditionStatus(m, condition) + "\n\n";
+    out += "| check | status | detail |\n| --- | --- | --- |\n";
+    for (const Check& c : m.checks)
+      if (c.condition == condition)
+        out += "| " + MarkdownCell(c.name) + " | " + StatusWord(c.status) + " | " +
+               MarkdownCell(c.detail) + " |\n";
+    if (std::string(condition) == "responsiveness" && m.findings.contains("stages")) {
+      out +=
+          "\n| stage | steady ttft p50 | steady ttft p95 | steady e2e p95 | burst ttft p95 | "
+          "added over previous (ttft p95) |\n| --- | --- | --- | --- | --- | --- |\n";
+      for (const json& stage : m.findings["stages"]) {
+        if (stage.value("skipped", false)) continue;
+        const json* steady = StepOf(stage, "steady");
+        const json* burst = StepOf(stage, "burst");
+        std::string added = "-";
+        if (stage.contains("added_over_previous_stage") &&
+            stage["added_over_previous_stage"].contains("ttft_p95_ms"))
+          added = FormatNumber(stage["added_over_previous_stage"]["ttft_p95_ms"].get<double>(), 1) +
+                  " ms";
+        out += "| " + MarkdownCell(stage.value("name", "")) + " | " + Ms(steady, "ttft_ms", "p50") +
+               " | " + Ms(steady, "ttft_ms", "p95") + " | " + Ms(steady, "e2e_ms", "p95") + " | " +
+               Ms(burst, "ttft_ms", "p95") + " | " + added + " |\n";
+      }
+      if (const json* final_stage = FinalStage(m.findings);
+          final_stage && final_stage->contains("capacity"))
+        out += "\nWhere acceptable responsiveness ends: " +
+               MarkdownText((*final_stage)["capacity"].value("finding", "")) + ".\n";
+    }
+    if (std::string(condition) == "quality") {
+      out += "\n";
+      for (const std::string& line : quality::QualityLines(m.quality))
+        out += "    " + line + "\n";  // an indented code block: shown as it is
+    }
+  }
+  if (!m.notes.empty()) {
+    out += "\n## Notes\n\n";
+    for (const std::string& note : m.notes)
+      out += "- " + MarkdownText(note) + "\n";
+  }
+  return out;
+}
+
+std::string ReportJunit(const ReportModel& m) {
+  int64_t failures_all = 0, skipped_all = 0;
+  for (const Check& c : m.checks) {
+    failures_all += c.status == "fail";
+    skipped_all += c.status == "pending";
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"stagegate " +
+                    EscapeHtml(m.run.id) + "\" tests=\"" + std::to_string(m.checks.size()) +
+                    "\" failures=\"" + std::to_string(failures_all) + "\" skipped=\"" +
+                    std::to_string(skipped_all) + "\">\n";
+  for (const char* condition : kConditions) {
+    int64_t tests = 0, failures = 0, skipped = 0;
+    for (const Check& c : m.checks) {
+      if (c.condition != condition) continue;
+      ++tests;
+      failures += c.status == "fail";
+      skipped += c.status == "pending";
+    }
+    out += "  <testsuite name=\"" + std::string(condition) + "\" tests=\"" + std::to_string(tests) +
+           "\" failures=\"" + std::to_string(failures) + "\" skipped=\"" + std::to_string(skipped) +
+           "\">\n";
+    for (const Check& c : m.checks) {
+      if (c.condition != condition) continue;
+      out += "    <testcase classname=\"stagegate." + std::string(condition) + "\" name=\"" +
+             EscapeHtml(c.name) + "\">";
+      if (c.status == "fail")
+        out += "<failure message=\"" + EscapeHtml(c.detail.empty() ? c.name : c.detail) + "\">" +
+               EscapeHtml(c.detail) + "</failure>";
+      else if (c.status == "pending")
+        out += "<skipped message=\"pending: " + EscapeHtml(c.detail.empty() ? c.name : c.detail) +
+               "\"/>";
+      out += "</testcase>\n";
+    }
+    out += "  </testsuite>\n";
+  }
+  return out + "</testsuites>\n";
+}
+
+std::string ReportCsv(const ReportModel& m) {
+  std::string out =
+      "stage,phase,level,level_unit,offered,completed,ttft_p50_ms,ttft_p95_ms,ttft_p99_ms,"
+      "e2e_p50_ms,e2e_p95_ms,itl_p99_ms,goodput,passed\n";
+  if (!m.findings.contains("stages")) return out;
+  for (const json& stage : m.findings["stages"]) {
+    for (const json& step : stage.value("steps", json::array())) {
+      const json requests = step.value("requests", json::object());
+      const json throughput = step.value("throughput", json::object());
+      const auto cell = [](const std::string& v) { return v == "-" ? std::string() : v; };
+      out += CsvField(stage.value("name", "")) + "," + CsvField(step.value("phase", "")) + "," +
+             (step["level"].is_number() ? FormatNumber(step["level"].get<double>()) : "") + "," +
+             step.value("level_unit", "") + "," + std::to_string(requests.value("offered", 0)) +
+             "," + std::to_string(requests.value("completed", 0)) + "," +
+             cell(Ms(&step, "ttft_ms", "p50")) + "," + cell(Ms(&step, "ttft_ms", "p95")) + "," +
+             cell(Ms(&step, "ttft_ms", "p99")) + "," + cell(Ms(&step, "e2e_ms", "p50")) + "," +
+             cell(Ms(&step, "e2e_ms", "p95")) + "," + cell(Ms(&step, "itl_ms", "p99")) + "," +
+             (throughput.contains("goodput") ? FormatNumber(throughput["goodput"].get<double>(), 3)
+                                             : "") +
+             "," +
+             (step.contains("passed") ? (step["passed"].get<bool>() ? "true" : "false") : "") +
+             "\n";
+    }
+  }
+  return out;
+}
+
+std::string ReportHtml(const ReportModel& m) {
+  const auto e = [](const std::string& text) { return EscapeHtml(text); };
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'; img-src data:\">\n"
+      "<link rel=\"icon\" href=\"data:,\">\n<title>Release report: " +
+      e(m.run.scenario_name) + " (" + e(m.run.id) +
+      ")</title>\n<style>\n"
+      "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:980px;margin:2em "
+      "auto;padding:0 1em;color:#1a1a1a;line-height:1.45}\n"
+      "h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}\n"
+      "table{border-collapse:collapse;margin:.8em 0;font-size:.92em}td,th{border:1px solid "
+      "#ddd;padding:.3em .6em;text-align:left;vertical-align:top}th{background:#f5f5f5}\n"
+      ".pass{color:#0b6e2e;font-weight:600}.fail{color:#b00020;font-weight:600}"
+      ".pending{color:#8a5a00;font-weight:600}\n"
+      ".verdict{font-size:1.3em;padding:.6em 1em;border-radius:6px;display:inline-block}\n"
+      ".verdict.ready{background:#e3f4e8}.verdict.not-ready{background:#fde7ea}"
+      ".verdict.pending{background:#fff3d6}\n"
+      "pre{white-space:pre-wrap;background:#f7f7f7;padding:.8em;font-size:.9em}\n"
+      "figure{margin:1.2em 0}svg{max-width:100%;height:auto}\n"
+      "</style></head><body>\n";
+  out += "<h1>Release report: " + e(m.run.scenario_name) + "</h1>\n";
+  const std::string verdict_class = m.verdict == "ready"     ? "ready"
+                                    : m.verdict == "pending" ? "pending"
+                                                             : "not-ready";
+  out += "<p class=\"verdict " + verdict_class + "\">Verdict: <strong>" + e(m.verdict) +
+         "</strong></p>\n";
+  if (!m.verdict_reasons.empty()) {
+    out += "<ul>\n";
+    for (const std::string& reason : m.verdict_reasons)
+      out += "<li>" + e(reason) + "</li>\n";
+    out += "</ul>\n";
+  }
+  out += "<table>\n";
+  for (const auto& [label, value] : Facts(m))
+    out += "<tr><th>" + e(label) + "</th><td>" + e(value) + "</td></tr>\n";
+  out += "</table>\n";
+
+  for (const char* condition : kConditions) {
+    const std::string status = ConditionStatus(m, condition);
+    out += "<h2>" + e(ConditionTitle(condition)) + ": <span class=\"" + status + "\">" + status +
+           "</span></h2>\n<table><tr><th>check</th><th>status</th><th>detail</th></tr>\n";
+    for (const Check& c : m.checks)
+      if (c.condition == condition)
+        out += "<tr><td>" + e(c.name) + "</td><td class=\"" + e(c.status) + "\">" +
+               StatusWord(c.status) + "</td><td>" + e(c.detail) + "</td></tr>\n";
+    out += "</table>\n";
+
+    if (std::string(condition) == "responsiveness") {
+      if (m.findings.contains("stages")) {
+        out +=
+            "<table><tr><th>stage</th><th>steady ttft p50</th><th>steady ttft p95</th>"
+            "<th>steady e2e p95</th><th>burst ttft p95</th><th>added over previous (ttft "
+            "p95)</th></tr>\n";
+        for (const json& stage : m.findings["stages"]) {
+          if (stage.value("skipped", false)) continue;
+          const json* steady = StepOf(stage, "steady");
+          const json* burst = StepOf(stage, "burst");
+          std::string added = "-";
+          if (stage.contains("added_over_previous_stage") &&
+              stage["added_over_previous_stage"].contains("ttft_p95_ms"))
+            added =
+                FormatNumber(stage["added_over_previous_stage"]["ttft_p95_ms"].get<double>(), 1) +
+                " ms";
+          out += "<tr><td>" + e(stage.value("name", "")) + "</td><td>" +
+                 Ms(steady, "ttft_ms", "p50") + "</td><td>" + Ms(steady, "ttft_ms", "p95") +
+                 "</td><td>" + Ms(steady, "e2e_ms", "p95") + "</td><td>" +
+                 Ms(burst, "ttft_ms", "p95") + "</td><td>" + e(added) + "</td></tr>\n";
+        }
+        out += "</table>\n";
+        if (const json* final_stage = FinalStage(m.findings);
+            final_stage && final_stage->contains("capacity"))
+          out += "<p>Where acceptable responsiveness ends: <strong>" +
+                 e((*final_stage)["capacity"].value("finding", "")) + "</strong>.</p>\n";
+      }
+      // The thresholds, for the charts.
+      std::vector<RefLine> ttft_limits, e2e_limits;
+      for (const json& t :
+           m.scenario.value("thresholds", json::object()).value("latency", json::array())) {
+        const std::string metric = t.value("metric", "");
+        const std::string label = metric + " p" + FormatNumber(t.value("percentile", 0.0)) +
+                                  " limit " + FormatNumber(t.value("max_ms", 0.0)) + " ms";
+        if (metric == "ttft")
+          ttft_limits.push_back(
+              {.horizontal = true, .value = t.value("max_ms", 0.0), .label = label});
+        if (metric == "e2e")
+          e2e_limits.push_back(
+              {.horizontal = true, .value = t.value("max_ms", 0.0), .label = label});
+      }
+      if (!m.charts.steady_ttft_ms.empty()) {
+        Chart cdf{.title = "TTFT at steady load, by stage (CDF)",
+                  .description =
+                      "The share of requests (y) whose time to first token was at most x ms, one "
+                      "line a stage.",
+                  .x_label = "time to first token (ms)",
+                  .y_label = "share of requests",
+                  .log_x = true};
+        for (const auto& [stage, values] : m.charts.steady_ttft_ms)
+          cdf.series.push_back(CdfSeries(stage, values));
+        for (const RefLine& limit : ttft_limits)
+          cdf.lines.push_back({.horizontal = false, .value = limit.value, .label = limit.label});
+        out += "<figure>" + LineChartSvg(cdf) + "</figure>\n";
+      }
+      if (!m.charts.sweep.empty()) {
+        Chart latency{.title = "Latency against offered load (final stage sweep)",
+                      .description =
+                          "p95 latencies at each sweep level, with the thresholds and the limit of "
+                          "acceptable responsiveness.",
+                      .x_label = "offered load (" + m.charts.sweep_unit + ")",
+                      .y_label = "ms"};
+        Chart goodput{
+            .title = "Goodput against offered load (final stage sweep)",
+            .description =
+                "Requests completed within every threshold, per second, at each sweep level.",
+            .x_label = "offered load (" + m.charts.sweep_unit + ")",
+            .y_label = "requests/s within thresholds"};
+        for (const ChartLine& line : m.charts.sweep) {
+          Series s{.name = line.name, .dots = true};
+          for (const auto& [x, y] : line.points)
+            s.points.push_back({x, y});
+          (line.name == "goodput" ? goodput : latency).series.push_back(std::move(s));
+        }
+        for (const std::vector<RefLine>* limits : {&ttft_limits, &e2e_limits})
+          latency.lines.insert(latency.lines.end(), limits->begin(), limits->end());
+        for (Chart* chart : {&latency, &goodput}) {
+          // Where acceptable responsiveness ends: between the last level that held and the
+          // first that did not.
+          if (m.charts.holds_up_to && m.charts.fails_at)
+            chart->bands.push_back({.from = *m.charts.holds_up_to,
+                                    .to = *m.charts.fails_at,
+                                    .label = "limit " + FormatNumber(*m.charts.holds_up_to) + "-" +
+                                             FormatNumber(*m.charts.fails_at)});
+          else if (m.charts.fails_at)
+            chart->lines.push_back({.horizontal = false,
+                                    .value = *m.charts.fails_at,
+                                    .label = "fails at " + FormatNumber(*m.charts.fails_at)});
+          if (!chart->series.empty()) out += "<figure>" + LineChartSvg(*chart) + "</figure>\n";
+        }
+      }
+      if (!m.charts.timeline.empty()) {
+        std::vector<Band> bands;
+        for (const auto& [phase, span] : m.charts.phases)
+          bands.push_back({.from = span.first, .to = span.second, .label = phase});
+        Chart offered{
+            .title = "Offered load around burst and overload (final stage)",
+            .description =
+                "Requests sent each second through the burst, overload and recovery phases.",
+            .x_label = "seconds",
+            .y_label = "requests sent per second",
+            .bands = bands};
+        Chart ttft{
+            .title = "TTFT p95 second by second (final stage)",
+            .description =
+                "The 95th percentile of time to first token of the requests sent in each second.",
+            .x_label = "seconds",
+            .y_label = "ms",
+            .lines = ttft_limits,
+            .bands = bands};
+        for (const ChartLine& line : m.charts.timeline) {
+          Series s{.name = line.name, .step = line.name == "sent/s"};
+          for (const auto& [x, y] : line.points)
+            s.points.push_back({x, y});
+          (line.name == "sent/s" ? offered : ttft).series.push_back(std::move(s));
+        }
+        out += "<figure>" + LineChartSvg(offered) + "</figure>\n<figure>" + LineChartSvg(ttft) +
+               "</figure>\n";
+        if (!m.charts.server.empty()) {
+          Chart server{
+              .title = "The server's requests running and waiting (its /metrics)",
+              .description = "Scraped from the target's Prometheus metrics over the same seconds.",
+              .x_label = "seconds",
+              .y_label = "requests",
+              .bands = bands};
+          for (const ChartLine& line : m.charts.server) {
+            Series s{.name = line.name, .step = true};
+            for (const auto& [x, y] : line.points)
+              s.points.push_back({x, y});
+            server.series.push_back(std::move(s));
+          }
+          out += "<figure>" + LineChartSvg(server) + "</figure>\n";
+        }
+      }
+    }
+    if (std::string(condition) == "quality") {
+      out += "<pre>";
+      for (const std::string& line : quality::QualityLines(m.quality))
+        out += e(line) + "\n";
+      out += "</pre>\n";
+      if (!m.charts.score_levels.empty()) {
+        BarChart bars{.title = "Reviewers' scores by level, per criterion",
+                      .description = "How many scores each level received, one bar a criterion.",
+                      .x_label = "level",
+                      .y_label = "scores"};
+        std::set<int64_t> levels;
+        for (const auto& [criterion, counts] : m.charts.score_levels) {
+          bars.series_names.push_back(criterion);
+          for (const auto& [level, count] : counts)
+            levels.insert(level);
+        }
+        for (int64_t level : levels) {
+          BarGroup group{.label = std::to_string(level)};
+          for (const auto& [criterion, counts] : m.charts.score_levels) {
+            auto found = counts.find(level);
+            group.values.push_back(found == counts.end() ? 0.0
+                                                         : static_cast<double>(found->second));
+          }
+          bars.groups.push_back(std::move(group));
+        }
+        out += "<figure>" + BarChartSvg(bars) + "</figure>\n";
+      }
+    }
+    if (std::string(condition) == "recoverability") {
+      const json faults = m.findings.value("faults", json::object());
+      for (const json& probe : faults.value("tool_outage", json::array())) {
+        out += "<h3>Tool outage probe " + e(probe.value("probe", "")) + " (" +
+               e(probe.value("actuator", "")) +
+               ")</h3>\n<table><tr><th>part</th><th>status</th>"
+               "<th>e2e ms</th><th>said unavailable</th><th>claimed</th><th>answer</th></tr>\n";
+        for (const json& q : probe.value("requests", json::array())) {
+          out += "<tr><td>" + e(q.value("part", "")) + "</td><td>" +
+                 e(q["status"].is_number() ? std::to_string(q["status"].get<int64_t>())
+                                           : q.value("outcome", "")) +
+                 "</td><td>" +
+                 (q["e2e_ms"].is_number() ? FormatNumber(q["e2e_ms"].get<double>(), 0) : "-") +
+                 "</td><td>" +
+                 e(q["acknowledged"].is_string() ? q["acknowledged"].get<std::string>() : "") +
+                 "</td><td>" + e(q["claimed"].is_string() ? q["claimed"].get<std::string>() : "") +
+                 "</td><td>" + e(q.value("excerpt", "")) + "</td></tr>\n";
+        }
+        out += "</table>\n";
+      }
+    }
+  }
+  if (!m.notes.empty()) {
+    out += "<h2>Notes</h2>\n<ul>\n";
+    for (const std::string& note : m.notes)
+      out += "<li>" + e(note) + "</li>\n";
+    out += "</ul>\n";
+  }
+  return out +
+         "<p><small>stagegate report, schema 1, from the store "
+         "alone.</small></p>\n</body></html>\n";
+}
+
+}  // namespace stagegate::report

@@ -1,0 +1,185 @@
+// `stagegate report` and `runs` as processes, on runs of tests/testdata/run/report.yaml (every
+// load phase, one probe of each kind, ten answers for review): ready when everything passes and
+// scripted reviewers have scored, pending without scores, not ready when a canary leaks.
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/strings.h"
+#include "store/sqlite.h"
+#include "test_util.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+using testing::Ran;
+
+// A finished run of report.yaml in `dir` (with `fault` added to its sim profile when given).
+std::string ReportRun(const testing::TempDir& dir, const std::string& fault = "") {
+  std::string text = testing::ReadText(testing::Testdata("run/report.yaml"));
+  text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
+  testing::WriteText(dir / "report.yaml", text);
+  std::string profile = testing::ReadText(testing::Testdata("run/report-sim.yaml"));
+  if (!fault.empty()) profile += "fault: " + fault + "\n";
+  testing::WriteText(dir / "report-sim.yaml", profile);
+  Ran ran =
+      testing::RunStagegate(dir, {"--quiet", "run", dir / "report.yaml", "--out", dir / "out"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
+}
+
+// Two scripted reviewers score every answer of an export: both give the same levels, which vary
+// with the answer (so that agreement can be computed), all passing the rubric.
+void ScoreAll(const testing::TempDir& dir, const std::string& run) {
+  Ran exported = testing::RunStagegate(
+      dir, {"export", run, "--reviewers", "2", "--per-item", "2", "--out", dir / "packets"});
+  REQUIRE(exported.exit_code == 0);
+  auto db = store::Database::Open(dir / "store.db");
+  REQUIRE(db.ok());
+  auto q = store::Statement::Prepare(**db, "SELECT item_id, request_id FROM review_items");
+  REQUIRE(q.ok());
+  std::map<std::string, int64_t> request_of;
+  while (q->Step())
+    request_of[q->Text(0)] = q->Int(1);
+  std::vector<std::string> files;
+  for (const char* reviewer : {"r1", "r2"}) {
+    std::string out;
+    for (const std::string& line :
+         Split(testing::ReadText(dir / ("packets/reviewer-" + std::string(reviewer) + ".jsonl")),
+               '\n')) {
+      if (line.empty()) continue;
+      json value = json::parse(line);
+      if (value.contains("item")) {
+        const int64_t level = 4 + request_of.at(value["item"]) % 2;  // 4 or 5
+        for (auto& [criterion, score] : value["scores"].items())
+          score = criterion == "permission_safety" ? 1 : level;
+        value["seconds"] = 20;
+      }
+      out += value.dump() + "\n";
+    }
+    files.push_back(dir / (std::string(reviewer) + ".jsonl"));
+    testing::WriteText(files.back(), out);
+  }
+  Ran imported = testing::RunStagegate(dir, {"import", run, files[0], files[1]});
+  INFO(imported.out << imported.err);
+  REQUIRE(imported.exit_code == 0);
+}
+
+Ran Report(const testing::TempDir& dir, const std::string& run) {
+  return testing::RunStagegate(dir, {"report", run, "--out", dir / "report", "--gate"});
+}
+
+TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][report]") {
+  testing::TempDir dir;
+  const std::string run = ReportRun(dir);
+  ScoreAll(dir, run);
+  Ran ran = Report(dir, run);
+  INFO(ran.out << ran.err);
+  CHECK(ran.exit_code == 0);
+  CHECK(ran.out.rfind("verdict: ready\n", 0) == 0);
+  const json report = json::parse(testing::ReadText(dir / "report/report.json"));
+  CHECK(report["schema_version"] == 1);
+  CHECK(report["verdict"] == "ready");
+  CHECK(report["verdict_reasons"].empty());
+  for (const char* condition : {"responsiveness", "quality", "recoverability"})
+    CHECK(report["conditions"][condition]["status"] == "pass");
+  // Each condition's numbers are there: thresholds, scores, probes.
+  std::map<std::string, int> checks;
+  for (const json& check : report["checks"]) {
+    ++checks[check["condition"]];
+    CHECK(check["status"] == "pass");
+  }
+  CHECK(checks["responsiveness"] == 4);  // ttft and completion, at steady and burst
+  CHECK(checks["quality"] == 1);
+  CHECK(checks["recoverability"] == 4 + 1 + 2);  // overload, recovery, two probes
+  CHECK(report["conditions"]["quality"]["summary"]["answers"]["scored"] == 10);
+  CHECK(report["facts"]["model"] == "sim-assistant test");
+
+  const std::string junit = testing::ReadText(dir / "report/report.junit.xml");
+  CHECK(junit.find("<testsuites name=\"stagegate " + run +
+                   "\" tests=\"12\" failures=\"0\" "
+                   "skipped=\"0\">") != std::string::npos);
+  CHECK(junit.find("<testcase classname=\"stagegate.recoverability\" name=\"access denial probe "
+                   "contractor-reads-salary-bands\"></testcase>") != std::string::npos);
+  const std::string md = testing::ReadText(dir / "report/report.md");
+  CHECK(md.find("**Verdict: ready**") != std::string::npos);
+  CHECK(md.find("Where acceptable responsiveness ends: thresholds hold up to 2 req/s and fail at "
+                "100 req/s.") != std::string::npos);
+  const std::string html = testing::ReadText(dir / "report/report.html");
+  // The CDF, latency and goodput against load, the timeline pair, the server's view, the scores.
+  size_t charts = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++charts;
+  CHECK(charts == 7);
+  // Nothing outside the file: the only URL is the SVG namespace, which is a name, not a fetch.
+  const std::string no_namespace = testing::ReplaceAll(html, "http://www.w3.org/2000/svg", "");
+  CHECK(no_namespace.find("http://") == std::string::npos);
+  CHECK(no_namespace.find("https://") == std::string::npos);
+  const std::string csv = testing::ReadText(dir / "report/report.csv");
+  CHECK(csv.rfind("stage,phase,level,level_unit,offered,completed,", 0) == 0);
+  CHECK(csv.find("\nfull,steady,4,req/s,6,") != std::string::npos);
+
+  Ran runs = testing::RunStagegate(dir, {"runs"});
+  CHECK(runs.exit_code == 0);
+  std::string line;
+  for (const std::string& l : Split(runs.out, '\n'))
+    if (l.rfind(run, 0) == 0) line = l;
+  INFO(runs.out);
+  CHECK(line.find(" report-test ") != std::string::npos);
+  CHECK(line.find(" complete ") != std::string::npos);
+  CHECK(line.substr(line.size() - 6) == " ready");
+}
+
+TEST_CASE("a run without reviewers' scores is pending, and says what is missing", "[cli][report]") {
+  testing::TempDir dir;
+  const std::string run = ReportRun(dir);
+  Ran ran = Report(dir, run);
+  INFO(ran.out << ran.err);
+  CHECK(ran.exit_code == 4);
+  const json report = json::parse(testing::ReadText(dir / "report/report.json"));
+  CHECK(report["verdict"] == "pending");
+  REQUIRE(report["verdict_reasons"].size() == 1);
+  CHECK(report["verdict_reasons"][0] ==
+        "quality: no answers have been exported for review yet (stagegate export " + run + ")");
+  CHECK(report["conditions"]["responsiveness"]["status"] == "pass");
+  CHECK(report["conditions"]["recoverability"]["status"] == "pass");
+  CHECK(testing::ReadText(dir / "report/report.junit.xml").find("skipped=\"1\"") !=
+        std::string::npos);
+}
+
+TEST_CASE("a leaking canary makes the run not ready, naming the probe", "[cli][report]") {
+  testing::TempDir dir;
+  const std::string run = ReportRun(dir, "leak-canary");
+  ScoreAll(dir, run);
+  Ran ran = Report(dir, run);
+  INFO(ran.out << ran.err);
+  CHECK(ran.exit_code == 1);
+  const json report = json::parse(testing::ReadText(dir / "report/report.json"));
+  CHECK(report["verdict"] == "not ready");
+  REQUIRE_FALSE(report["verdict_reasons"].empty());
+  CHECK(report["verdict_reasons"][0].get<std::string>().rfind(
+            "recoverability: access denial probe contractor-reads-salary-bands (a canary leaked: "
+            "CANARY-",
+            0) == 0);
+  const std::string junit = testing::ReadText(dir / "report/report.junit.xml");
+  CHECK(junit.find("name=\"access denial probe contractor-reads-salary-bands\"><failure "
+                   "message=\"a canary leaked: CANARY-") != std::string::npos);
+}
+
+TEST_CASE("report refuses an unknown run and an unknown format", "[cli][report]") {
+  testing::TempDir dir;
+  Ran unknown = testing::RunStagegate(dir, {"report", "run-nope"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("no run run-nope in") != std::string::npos);
+  Ran bad = testing::RunStagegate(dir, {"report", "run-nope", "--format", "pdf"});
+  CHECK(bad.exit_code == 2);
+}
+
+}  // namespace
+}  // namespace stagegate::cli

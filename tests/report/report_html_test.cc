@@ -1,0 +1,96 @@
+// The report's writers with hostile text wherever model or corpus text can reach: stage names,
+// check names, probe names and answer excerpts, notes. It must stay text.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "report/model.h"
+
+namespace stagegate::report {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string kHostile =
+    "<script>alert(1)</script><img src=x onerror=\"alert(2)\"></svg><script>x</script>\"'&";
+
+ReportModel HostileModel() {
+  ReportModel m;
+  m.run.id = "run-1";
+  m.run.scenario_name = kHostile;
+  m.run.scenario_file = kHostile;
+  m.verdict = "not ready";
+  m.verdict_reasons = {kHostile};
+  m.checks = {
+      {.condition = "responsiveness", .name = kHostile, .status = "fail", .detail = kHostile},
+      {.condition = "quality", .name = kHostile, .status = "pending", .detail = kHostile},
+      {.condition = "recoverability", .name = kHostile, .status = "pass", .detail = kHostile}};
+  m.findings = {{"status", kHostile},
+                {"manifest", {{"model", kHostile}, {"hardware", kHostile}}},
+                {"stages",
+                 {{{"name", kHostile},
+                   {"skipped", false},
+                   {"capacity", {{"finding", kHostile}}},
+                   {"steps", json::array()}}}},
+                {"faults",
+                 {{"tool_outage",
+                   {{{"probe", kHostile},
+                     {"actuator", kHostile},
+                     {"requests",
+                      {{{"part", "during"},
+                        {"status", nullptr},
+                        {"outcome", kHostile},
+                        {"e2e_ms", 12.5},
+                        {"acknowledged", kHostile},
+                        {"claimed", kHostile},
+                        {"excerpt", kHostile}}}}}}}}}};
+  m.scenario = {
+      {"thresholds", {{"latency", {{{"metric", "ttft"}, {"percentile", 95}, {"max_ms", 100}}}}}}};
+  m.charts.steady_ttft_ms[kHostile] = {1, 2, 3};
+  m.charts.sweep_unit = kHostile;
+  m.charts.sweep = {{.name = kHostile, .points = {{1, 2}, {2, 3}}}};
+  m.charts.timeline = {{.name = "sent/s", .points = {{0, 1}, {1, 2}}}};
+  m.charts.phases = {{kHostile, {0, 1}}};
+  m.charts.score_levels[kHostile] = {{1, 2}, {2, 3}};
+  m.notes = {kHostile};
+  return m;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+TEST_CASE("hostile text in a report stays text in HTML and JUnit", "[report]") {
+  const ReportModel m = HostileModel();
+  const std::string html = ReportHtml(m);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("<img") == std::string::npos);
+  CHECK(html.find(" onerror=\"") == std::string::npos);  // as text it is harmless: onerror=&quot;
+  CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+  CHECK(html.find("&quot;&#39;&amp;") != std::string::npos);
+  // Every <svg> the report opens, it closes: none is closed early by a name.
+  CHECK(Count(html, "<svg") >= 4);
+  CHECK(Count(html, "<svg") == Count(html, "</svg>"));
+  const std::string junit = ReportJunit(m);
+  CHECK(junit.find("<script") == std::string::npos);
+  CHECK(junit.find("name=\"&lt;script&gt;") != std::string::npos);
+  CHECK(Count(junit, "<testcase ") == 3);
+}
+
+TEST_CASE("hostile text cannot break a Markdown table", "[report]") {
+  ReportModel m = HostileModel();
+  m.checks[0].name = "a | b\nc";
+  const std::string md = ReportMarkdown(m);
+  CHECK(md.find("| a \\| b c | FAIL |") != std::string::npos);
+  // Markdown renderers pass HTML through: none reaches them.
+  CHECK(md.find("<script") == std::string::npos);
+  CHECK(md.find("<img") == std::string::npos);
+  CHECK(md.find("# Release report: &lt;script&gt;") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace stagegate::report
