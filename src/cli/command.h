@@ -50,5 +50,6 @@ std::unique_ptr<Command> MakeQualityCommand();
 std::unique_ptr<Command> MakeTriageCommand();
 std::unique_ptr<Command> MakeReportCommand();
 std::unique_ptr<Command> MakeRunsCommand();
+std::unique_ptr<Command> MakeCompareCommand();
 
 }  // namespace stagegate::cli

@@ -42,6 +42,10 @@ const std::vector<CommandEntry>& Commands() {
        "JUnit XML and CSV; --gate exits 0 ready, 1 not ready, 4 pending",
        MakeReportCommand},
       {"runs", "List the runs in the store, with their status and verdict", MakeRunsCommand},
+      {"compare",
+       "Compare a run with a baseline run: comparability, then latency and score differences "
+       "with significance tests; exit 1 on a regression",
+       MakeCompareCommand},
       {"triage",
        "Classify every request of a run for support: slow, wrong, tool-failure, denied, shed, "
        "error or ok, with its evidence and trace id",

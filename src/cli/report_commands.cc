@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/stored_run.h"
 #include "console/console.h"
+#include "report/compare_runs.h"
 #include "report/model.h"
 
 namespace stagegate::cli {
@@ -36,6 +37,11 @@ class ReportCommand : public Command {
         ->check(CLI::IsMember({"md", "html", "json", "junit", "csv"}));
     app.add_flag("--gate", gate_,
                  "Exit 0 when ready, 1 when not ready, 4 when pending (for CI pipelines)");
+    app.add_option("--baseline", baseline_,
+                   "A run to compare with (an existing service, or the previous release)");
+    app.add_flag("--allow-incomparable", allow_incomparable_,
+                 "Compare with a baseline whose model, hardware, sampling, corpus, load or "
+                 "stages differ (the report then says so at the top)");
   }
 
   ExitCode Run(const GlobalOptions& global, console::Console& console) override {
@@ -47,6 +53,20 @@ class ReportCommand : public Command {
         report::BuildReport(*opened->store, opened->run, bundle ? &*bundle : nullptr);
     if (!model.ok()) return Fail(console, "report", model.status());
     if (!bundle) model->notes.push_back("automated checks not run: " + problem);
+    if (!baseline_.empty()) {
+      Result<std::optional<store::RunInfo>> found = opened->store->FindRun(baseline_);
+      if (!found.ok()) return Fail(console, "report", found.status());
+      if (!*found)
+        return Fail(console, "report",
+                    Status::InvalidInput("--baseline: no run " + baseline_ + " in the store"));
+      Result<report::ReportModel> base = report::BuildReport(*opened->store, **found, nullptr);
+      if (!base.ok()) return Fail(console, "report", base.status());
+      const report::RunComparison comparison =
+          report::CompareRuns(*model, *base, allow_incomparable_);
+      model->baseline = report::ComparisonJson(comparison);
+      model->baseline_lines = report::ComparisonLines(comparison);
+      model->incomparable_baseline = !comparison.comparable && allow_incomparable_;
+    }
     const std::string dir = out_dir_.empty() ? "reports/" + run_id_ : out_dir_;
     std::error_code made;
     std::filesystem::create_directories(dir, made);
@@ -76,6 +96,8 @@ class ReportCommand : public Command {
     console.Line("verdict: " + model->verdict);
     for (const std::string& reason : model->verdict_reasons)
       console.Line("  " + reason);
+    for (const std::string& line : model->baseline_lines)
+      console.Line(line);
     for (const std::string& path : written)
       console.Line(path);
     if (!gate_) return ExitCode::kOk;
@@ -89,6 +111,41 @@ class ReportCommand : public Command {
   std::string out_dir_;
   std::vector<std::string> formats_;
   bool gate_ = false;
+  std::string baseline_;
+  bool allow_incomparable_ = false;
+};
+
+class CompareCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("run", run_id_, "The run to judge")->required();
+    app.add_option("baseline", baseline_id_, "The run to compare it with")->required();
+    app.add_flag("--allow-incomparable", allow_incomparable_,
+                 "Compare even when model, hardware, sampling, corpus, load or stages differ");
+  }
+
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override {
+    Result<OpenedRun> current = OpenRun(global, run_id_);
+    if (!current.ok()) return Fail(console, "compare", current.status());
+    Result<std::optional<store::RunInfo>> found = current->store->FindRun(baseline_id_);
+    if (!found.ok()) return Fail(console, "compare", found.status());
+    if (!*found)
+      return Fail(console, "compare",
+                  Status::InvalidInput("no run " + baseline_id_ + " in " + global.db_path));
+    Result<report::ReportModel> now = report::BuildReport(*current->store, current->run, nullptr);
+    if (!now.ok()) return Fail(console, "compare", now.status());
+    Result<report::ReportModel> then = report::BuildReport(*current->store, **found, nullptr);
+    if (!then.ok()) return Fail(console, "compare", then.status());
+    const report::RunComparison comparison = report::CompareRuns(*now, *then, allow_incomparable_);
+    for (const std::string& line : report::ComparisonLines(comparison))
+      console.Line(line);
+    if (!comparison.comparable && !allow_incomparable_) return ExitCode::kInvalidInput;
+    return comparison.verdict == "regression" ? ExitCode::kGateFailed : ExitCode::kOk;
+  }
+
+ private:
+  std::string run_id_, baseline_id_;
+  bool allow_incomparable_ = false;
 };
 
 class RunsCommand : public Command {
@@ -122,6 +179,9 @@ class RunsCommand : public Command {
 
 std::unique_ptr<Command> MakeReportCommand() {
   return std::make_unique<ReportCommand>();
+}
+std::unique_ptr<Command> MakeCompareCommand() {
+  return std::make_unique<CompareCommand>();
 }
 std::unique_ptr<Command> MakeRunsCommand() {
   return std::make_unique<RunsCommand>();

@@ -243,6 +243,8 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   };
   const std::vector<Judged> judged = judge_all(scores);
   s.scored = static_cast<int64_t>(judged.size());
+  for (const Judged& j : judged)
+    s.answer_scores.push_back(j.weighted);
 
   const auto group_of = [&](const std::vector<Judged>& of, const std::string& name,
                             const auto& member) {

@@ -78,6 +78,7 @@ struct QualitySummary {
   std::vector<ReviewerEffort> effort;
   AutomatedChecks automated;
   std::vector<GroupScores> judges;  // each LLM judge ("judge:<model>"), apart from the above
+  std::vector<double> answer_scores;  // each scored answer's weighted mean (for comparisons)
   std::vector<std::string> notes;
 };
 

@@ -55,6 +55,10 @@ struct ReportModel {
   quality::QualitySummary quality;
   ChartData charts;
   std::vector<std::string> notes;
+  // Set by the caller when the report compares with a baseline (report/compare_runs.h).
+  std::optional<nlohmann::json> baseline;   // ComparisonJson
+  std::vector<std::string> baseline_lines;  // ComparisonLines
+  bool incomparable_baseline = false;       // compared although not comparable: said at the top
 };
 
 /// Builds the report of a run from the store: its findings, requests, scores and telemetry.

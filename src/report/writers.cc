@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/strings.h"
+#include "report/compare_runs.h"
 #include "report/model.h"
 #include "report/svg.h"
 
@@ -54,58 +55,16 @@ std::string Ms(const json* step, const char* metric, const char* percentile) {
   return FormatNumber(m.value(percentile, 0.0), 1);
 }
 
-// The load phases in a line: "warmup 2 concurrent, 6 requests; steady poisson 3/s for 12 s; ...".
-std::string LoadProfile(const json& phases) {
-  std::vector<std::string> parts;
-  for (const json& p : phases) {
-    std::string text = p.value("kind", "");
-    const auto number = [&](const char* key) {
-      return p.contains(key) && p[key].is_number() ? FormatNumber(p[key].get<double>())
-                                                   : std::string();
-    };
-    std::vector<std::string> levels;
-    for (const char* key : {"rates", "concurrencies"})
-      for (const json& level : p.value(key, json::array()))
-        levels.push_back(FormatNumber(level.get<double>()));
-    if (!levels.empty())
-      text += " " + Join(levels, "/") +
-              (p.value("rates", json::array()).empty() ? " concurrent" : "/s");
-    else if (!number("rate").empty())
-      text += " " + p.value("arrival", std::string()) + " " + number("rate") + "/s";
-    else if (!number("concurrency").empty())
-      text += " " + number("concurrency") + " concurrent";
-    if (!number("duration_s").empty()) text += " for " + number("duration_s") + " s";
-    if (!number("requests").empty()) text += ", " + number("requests") + " requests";
-    if (!p.value("spikes", json::array()).empty()) text += " with spikes";
-    parts.push_back(text);
-  }
-  return Join(parts, "; ");
-}
-
-// The facts that make two runs comparable, as label -> value.
+// Every fact of a run: which run it is, and what makes it comparable.
 std::vector<std::pair<std::string, std::string>> Facts(const ReportModel& m) {
-  const json manifest = m.findings.value("manifest", json::object());
-  const json scenario_manifest = m.scenario.value("manifest", json::object());
   std::vector<std::pair<std::string, std::string>> facts = {
       {"run", m.run.id},
       {"scenario", m.run.scenario_name + " (" + m.run.scenario_file + ")"},
       {"status", m.findings.value("status", std::string("unknown"))},
       {"fingerprint", m.run.fingerprint},
-      {"corpus version", m.run.corpus_version},
-      {"model", manifest.value("model", std::string("")) + " " +
-                    manifest.value("model_version", std::string(""))},
-      {"hardware", manifest.value("hardware", std::string(""))},
-      {"serving stack", manifest.value("serving_stack", std::string(""))},
   };
-  if (scenario_manifest.contains("sampling"))
-    facts.push_back({"sampling", scenario_manifest["sampling"].dump()});
-  if (m.scenario.contains("phases"))
-    facts.push_back({"load profile", LoadProfile(m.scenario["phases"])});
-  std::vector<std::string> stages;
-  if (m.findings.contains("stages"))
-    for (const json& s : m.findings["stages"])
-      stages.push_back(s.value("name", "") + (s.value("skipped", false) ? " (skipped)" : ""));
-  facts.push_back({"stages", Join(stages, " -> ")});
+  for (auto& fact : ComparableFacts(m))
+    facts.push_back(std::move(fact));
   return facts;
 }
 
@@ -142,8 +101,13 @@ json ReportJson(const ReportModel& m) {
   if (m.findings.contains("stages")) conditions["responsiveness"]["stages"] = m.findings["stages"];
   conditions["quality"]["summary"] = quality::QualityToJson(m.quality);
   conditions["recoverability"]["faults"] = m.findings.value("faults", json::object());
-  return {{"schema_version", 1}, {"verdict", m.verdict}, {"verdict_reasons", m.verdict_reasons},
-          {"facts", facts},      {"checks", checks},     {"conditions", conditions},
+  return {{"schema_version", 1},
+          {"verdict", m.verdict},
+          {"verdict_reasons", m.verdict_reasons},
+          {"facts", facts},
+          {"checks", checks},
+          {"conditions", conditions},
+          {"baseline", m.baseline ? *m.baseline : json(nullptr)},
           {"notes", m.notes}};
 }
 
@@ -152,6 +116,8 @@ std::string ReportMarkdown(const ReportModel& m) {
   out += "**Verdict: " + m.verdict + "**\n\n";
   for (const std::string& reason : m.verdict_reasons)
     out += "- " + MarkdownText(reason) + "\n";
+  if (m.incomparable_baseline)
+    out += "\n**Warning: compared with a baseline that is not comparable (see below).**\n";
   out += "\n| fact | value |\n| --- | --- |\n";
   for (const auto& [label, value] : Facts(m))
     out += "| " + label + " | " + MarkdownCell(value) + " |\n";
@@ -189,6 +155,11 @@ std::string ReportMarkdown(const ReportModel& m) {
       for (const std::string& line : quality::QualityLines(m.quality))
         out += "    " + line + "\n";  // an indented code block: shown as it is
     }
+  }
+  if (!m.baseline_lines.empty()) {
+    out += "\n## Baseline comparison\n\n";
+    for (const std::string& line : m.baseline_lines)
+      out += "    " + line + "\n";
   }
   if (!m.notes.empty()) {
     out += "\n## Notes\n\n";
@@ -298,6 +269,10 @@ std::string ReportHtml(const ReportModel& m) {
       out += "<li>" + e(reason) + "</li>\n";
     out += "</ul>\n";
   }
+  if (m.incomparable_baseline)
+    out +=
+        "<p class=\"fail\">Warning: compared with a baseline that is not comparable (see "
+        "Baseline comparison).</p>\n";
   out += "<table>\n";
   for (const auto& [label, value] : Facts(m))
     out += "<tr><th>" + e(label) + "</th><td>" + e(value) + "</td></tr>\n";
@@ -497,6 +472,12 @@ std::string ReportHtml(const ReportModel& m) {
         out += "</table>\n";
       }
     }
+  }
+  if (!m.baseline_lines.empty()) {
+    out += "<h2>Baseline comparison</h2>\n<pre>";
+    for (const std::string& line : m.baseline_lines)
+      out += e(line) + "\n";
+    out += "</pre>\n";
   }
   if (!m.notes.empty()) {
     out += "<h2>Notes</h2>\n<ul>\n";

@@ -19,13 +19,19 @@ namespace {
 using json = nlohmann::json;
 using testing::Ran;
 
-// A finished run of report.yaml in `dir` (with `fault` added to its sim profile when given).
-std::string ReportRun(const testing::TempDir& dir, const std::string& fault = "") {
+// A finished run of report.yaml in `dir` (with `fault` added to its sim profile when given, and
+// `edits` to the scenario and the profile).
+std::string ReportRun(const testing::TempDir& dir, const std::string& fault = "",
+                      const std::vector<std::pair<std::string, std::string>>& edits = {}) {
   std::string text = testing::ReadText(testing::Testdata("run/report.yaml"));
   text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
-  testing::WriteText(dir / "report.yaml", text);
   std::string profile = testing::ReadText(testing::Testdata("run/report-sim.yaml"));
   if (!fault.empty()) profile += "fault: " + fault + "\n";
+  for (const auto& [from, to] : edits) {
+    text = testing::ReplaceAll(text, from, to);
+    profile = testing::ReplaceAll(profile, from, to);
+  }
+  testing::WriteText(dir / "report.yaml", text);
   testing::WriteText(dir / "report-sim.yaml", profile);
   Ran ran =
       testing::RunStagegate(dir, {"--quiet", "run", dir / "report.yaml", "--out", dir / "out"});
@@ -170,6 +176,53 @@ TEST_CASE("a leaking canary makes the run not ready, naming the probe", "[cli][r
   const std::string junit = testing::ReadText(dir / "report/report.junit.xml");
   CHECK(junit.find("name=\"access denial probe contractor-reads-salary-bands\"><failure "
                    "message=\"a canary leaked: CANARY-") != std::string::npos);
+}
+
+TEST_CASE("compare finds a regression, and refuses runs that are not comparable",
+          "[cli][report][compare]") {
+  testing::TempDir dir;
+  const std::string baseline = ReportRun(dir);
+  SECTION("the same run: unchanged, no regression") {
+    Ran same = testing::RunStagegate(dir, {"compare", baseline, baseline});
+    INFO(same.out << same.err);
+    CHECK(same.exit_code == 0);
+    CHECK(same.out.find("against " + baseline + ": no regression") != std::string::npos);
+    CHECK(same.out.find("TTFT p95 is unchanged") != std::string::npos);
+  }
+  SECTION("a slower application: e2e is significantly worse") {
+    // Four times the time a token on the same scenario: every answer takes longer.
+    const std::string slower = ReportRun(dir, "", {{"decode_step_ms: 1", "decode_step_ms: 4"}});
+    Ran ran = testing::RunStagegate(dir, {"compare", slower, baseline});
+    INFO(ran.out << ran.err);
+    CHECK(ran.exit_code == 1);
+    CHECK(ran.out.find("against " + baseline + ": regression") != std::string::npos);
+    CHECK(ran.out.find("e2e p95 is ") != std::string::npos);
+    CHECK(ran.out.find(" ms worse, significant (p ") != std::string::npos);
+    Ran report = testing::RunStagegate(
+        dir, {"report", slower, "--baseline", baseline, "--out", dir / "report"});
+    CHECK(report.exit_code == 0);
+    const json j = json::parse(testing::ReadText(dir / "report/report.json"));
+    CHECK(j["baseline"]["verdict"] == "regression");
+    CHECK(j["baseline"]["comparable"] == true);
+  }
+  SECTION("another model version: refused unless allowed, and then said at the top") {
+    const std::string other =
+        ReportRun(dir, "", {{"model_version: \"test\"", "model_version: \"test2\""}});
+    Ran refused = testing::RunStagegate(dir, {"compare", other, baseline});
+    INFO(refused.out << refused.err);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.out.find("not compared with " + baseline + ": the runs are not comparable") !=
+          std::string::npos);
+    CHECK(refused.out.find("  model: sim-assistant test (baseline) / sim-assistant test2 (this "
+                           "run)") != std::string::npos);
+    Ran allowed = testing::RunStagegate(dir, {"report", other, "--baseline", baseline,
+                                              "--allow-incomparable", "--out", dir / "report"});
+    CHECK(allowed.exit_code == 0);
+    const std::string md = testing::ReadText(dir / "report/report.md");
+    CHECK(md.find("**Warning: compared with a baseline that is not comparable") <
+          md.find("| fact | value |"));
+    CHECK(md.find("## Baseline comparison") != std::string::npos);
+  }
 }
 
 TEST_CASE("report refuses an unknown run and an unknown format", "[cli][report]") {
