@@ -26,6 +26,26 @@ std::string UtcTime(int64_t unix_ms) {
   return text;
 }
 
+// Writes the dashboard of every run in `store` to `dir`/index.html, linking each run's
+// `dir`/<run>/report.html where there is one.
+Status WriteDashboard(store::Store& store, const std::string& dir) {
+  Result<std::vector<store::RunInfo>> runs = store.ListRuns();
+  if (!runs.ok()) return runs.status();
+  std::vector<report::ReportModel> models;
+  for (const store::RunInfo& run : *runs) {
+    Result<report::ReportModel> model = report::BuildReport(store, run, nullptr, false);
+    if (!model.ok()) return model.status();
+    models.push_back(std::move(*model));
+  }
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
+  if (made) return Status::IoError(dir + ": " + made.message());
+  return WriteFileAtomically(dir + "/index.html",
+                             report::DashboardHtml(models, [&](const std::string& run_id) {
+                               return IsRegularFile(dir + "/" + run_id + "/report.html");
+                             }));
+}
+
 class ReportCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
@@ -93,6 +113,10 @@ class ReportCommand : public Command {
         return Fail(console, "report", status);
       written.push_back(path);
     }
+    // The dashboard beside the reports, when the report went where reports go.
+    if (out_dir_.empty())
+      if (Status status = WriteDashboard(*opened->store, "reports"); !status.ok())
+        return Fail(console, "report", status);
     console.Line("verdict: " + model->verdict);
     for (const std::string& reason : model->verdict_reasons)
       console.Line("  " + reason);
@@ -150,7 +174,13 @@ class CompareCommand : public Command {
 
 class RunsCommand : public Command {
  public:
-  void Configure(CLI::App&) override {}
+  void Configure(CLI::App& app) override {
+    app.add_option("--html", html_dir_,
+                   "Also write the dashboard of every run to DIR/index.html, linking each run's "
+                   "DIR/<run>/report.html")
+        ->expected(0, 1)
+        ->default_str("reports");
+  }
 
   ExitCode Run(const GlobalOptions& global, console::Console& console) override {
     Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
@@ -164,6 +194,10 @@ class RunsCommand : public Command {
                       std::string(store::RunStatusName(run.status)),
                       model.ok() ? model->verdict : "? (" + model.status().message() + ")"});
     }
+    if (!html_dir_.empty()) {
+      if (Status status = WriteDashboard(**store, html_dir_); !status.ok())
+        return Fail(console, "runs", status);
+    }
     if (runs->empty()) {
       console.Line("no runs in " + global.db_path);
       return ExitCode::kOk;
@@ -171,8 +205,12 @@ class RunsCommand : public Command {
     for (const std::string& line :
          console::FormatTable({"run", "scenario", "started (UTC)", "status", "verdict"}, rows))
       console.Line(line);
+    if (!html_dir_.empty()) console.Line(html_dir_ + "/index.html");
     return ExitCode::kOk;
   }
+
+ private:
+  std::string html_dir_;
 };
 
 }  // namespace

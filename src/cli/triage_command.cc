@@ -1,21 +1,298 @@
-// `stagegate triage RUN`: placeholder until the triage command lands.
+// `stagegate triage RUN [--class C] [--csv]`: one class for each request of a stored run (shed,
+// error, denied, tool-failure, wrong, slow, ok) with the evidence that decided it and its trace
+// id, so that support can tell slow generation, wrong answers and downstream tool failures apart.
+// Reads the store alone, plus the run's corpus for the automated checks when it can still be read.
 
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "base/strings.h"
 #include "cli/command.h"
+#include "cli/stored_run.h"
+#include "quality/checks.h"
+#include "report/triage.h"
+#include "scenario/findings.h"
+#include "store/sqlite.h"
+#include "store/store.h"
 
 namespace stagegate::cli {
 namespace {
 
+struct TriagedRequest {
+  const load::RequestRecord* record = nullptr;
+  const store::PhaseInfo* phase = nullptr;
+  report::Triage triage;
+};
+
+// The phase as support reads it: a sweep names its level.
+std::string PhaseName(const store::PhaseInfo& phase) {
+  if (phase.phase == "sweep" && phase.level) return "sweep " + FormatNumber(*phase.level, 3);
+  return phase.phase;
+}
+
+std::optional<double> MsBetween(const std::optional<int64_t>& from,
+                                const std::optional<int64_t>& to) {
+  if (!from || !to) return std::nullopt;
+  return static_cast<double>(*to - *from) / 1e6;
+}
+
+std::string MsField(const std::optional<double>& ms) {
+  return ms ? FormatNumber(*ms, 3) : "";
+}
+
+// The independent reviewers' verdict on each answer they have fully scored, by request id,
+// against the rubric of the run's latest export to reviewers. An LLM judge's scores are not
+// independent reviews and are left out.
+Result<std::map<int64_t, report::ReviewVerdict>> ReviewVerdicts(store::Store& store,
+                                                                const std::string& run_id) {
+  store::Database& db = store.database();
+  std::map<int64_t, report::ReviewVerdict> verdicts;
+  report::RubricRule rule;
+  {
+    Result<store::Statement> q = store::Statement::Prepare(
+        db,
+        "SELECT rubric_json FROM exports WHERE run_id = ? AND scorer = 'reviewers' "
+        "ORDER BY created_unix_ms DESC LIMIT 1");
+    if (!q.ok()) return q.status();
+    q->Bind(1, run_id);
+    if (q->Step()) rule = report::RubricRuleFromJson(q->Text(0));
+    SG_RETURN_IF_ERROR(q->status());
+  }
+  if (rule.criteria.empty()) return verdicts;
+  std::map<int64_t, report::ReviewScores> scores;
+  std::map<std::string, int64_t> request_of;  // item -> request
+  {
+    Result<store::Statement> q = store::Statement::Prepare(
+        db,
+        "SELECT i.item_id, i.request_id, i.reviewer FROM review_items i JOIN exports e "
+        "ON e.export_id = i.export_id WHERE i.run_id = ? AND e.scorer = 'reviewers'");
+    if (!q.ok()) return q.status();
+    q->Bind(1, run_id);
+    while (q->Step()) {
+      request_of[q->Text(0)] = q->Int(1);
+      scores[q->Int(1)].assigned.insert(q->Text(2));
+    }
+    SG_RETURN_IF_ERROR(q->status());
+  }
+  {
+    Result<store::Statement> q = store::Statement::Prepare(
+        db,
+        "SELECT s.item_id, s.reviewer, s.criterion, s.value FROM scores s JOIN review_items i "
+        "ON i.item_id = s.item_id WHERE i.run_id = ?");
+    if (!q.ok()) return q.status();
+    q->Bind(1, run_id);
+    while (q->Step()) {
+      auto request = request_of.find(q->Text(0));
+      if (request == request_of.end()) continue;  // a judge's item
+      scores[request->second].levels[q->Text(2)][q->Text(1)] = q->Int(3);
+    }
+    SG_RETURN_IF_ERROR(q->status());
+  }
+  for (const auto& [request, of_request] : scores)
+    if (std::optional<report::ReviewVerdict> v = report::JudgeReview(rule, of_request))
+      verdicts[request] = std::move(*v);
+  return verdicts;
+}
+
+// Every request of a run, classified, with what the caller should know about how. Moving it keeps
+// `triaged` valid: a moved vector keeps its elements where they are.
+struct TriagedRun {
+  std::vector<store::PhaseInfo> phases;
+  std::vector<load::RequestRecord> records;
+  std::vector<TriagedRequest> triaged;  // points into the two above
+  std::vector<std::string> notes;       // what could not be judged, and why
+};
+
+Result<TriagedRun> TriageStoredRun(store::Store& store, const store::RunInfo& run) {
+  TriagedRun out;
+  report::TriageCriteria criteria = report::CriteriaFromScenario(run.scenario_json, out.notes);
+  const std::vector<std::string> refusal_patterns = criteria.refusal_patterns;
+  const report::Triager triager(std::move(criteria));
+  out.notes.insert(out.notes.end(), triager.notes().begin(), triager.notes().end());
+
+  std::string problem;
+  const std::optional<manifest::Bundle> bundle = RunBundle(run, problem);
+  const manifest::Corpus* corpus = bundle && bundle->corpus ? &*bundle->corpus : nullptr;
+  if (!corpus)
+    out.notes.push_back(
+        "automated checks not run, and denials of corpus tasks not judged expected or not: " +
+        (bundle ? std::string("the scenario has no corpus") : Split(problem, '\n').front()));
+  const std::set<std::string> refusal_tasks =
+      corpus ? scenario::RefusalTasks(*corpus) : std::set<std::string>();
+
+  Result<std::vector<store::PhaseInfo>> phases = store.ListPhases(run.id);
+  if (!phases.ok()) return phases.status();
+  out.phases = std::move(*phases);
+  std::map<int64_t, const store::PhaseInfo*> phase_of;
+  for (const store::PhaseInfo& phase : out.phases)
+    if (phase.status != "superseded") phase_of[phase.id] = &phase;
+  Result<std::vector<load::RequestRecord>> records = store.ListRequests(run.id);
+  if (!records.ok()) return records.status();
+  out.records = std::move(*records);
+  Result<std::map<int64_t, report::ReviewVerdict>> reviews = ReviewVerdicts(store, run.id);
+  if (!reviews.ok()) return reviews.status();
+
+  for (const load::RequestRecord& r : out.records) {
+    auto phase = phase_of.find(r.phase_id);
+    if (r.warmup || phase == phase_of.end()) continue;
+    report::RequestFacts facts{.stage = phase->second->stage,
+                               .phase = phase->second->phase,
+                               .refusal_task = refusal_tasks.contains(r.task_id),
+                               .corpus_known = corpus != nullptr};
+    // A task's checks are written for its own persona: a probe asking as someone else (a
+    // positive control) is not held to them.
+    if (corpus && r.outcome == load::Outcome::kOk)
+      if (const manifest::Task* task = corpus->FindTask(r.task_id);
+          task && !task->checks.empty() && r.persona == task->persona.name)
+        facts.checks = quality::RunChecks(*task, r, refusal_patterns);
+    if (auto review = reviews->find(r.id); review != reviews->end()) facts.review = review->second;
+    out.triaged.push_back({&r, phase->second, triager.Classify(r, facts)});
+  }
+  return out;
+}
+
 class TriageCommand : public Command {
  public:
-  void Configure(CLI::App& app) override { app.add_option("run", run_id_, "The run")->required(); }
-  ExitCode Run(const GlobalOptions&, console::Console& console) override {
-    console.Error("stagegate triage: not built yet");
-    return ExitCode::kRuntimeFailure;
+  void Configure(CLI::App& app) override {
+    app.add_option("run", run_id_, "The run whose requests to classify")->required();
+    app.add_option(
+        "--class", class_,
+        "List the requests of one class (" + Join(report::TriageClassNames(), ", ") + ")");
+    app.add_flag("--csv", csv_, "Print every request (or the class's) as CSV");
   }
 
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override;
+
  private:
+  void PrintSummary(const std::vector<TriagedRequest>& triaged, console::Console& console) const;
+  void PrintList(const std::vector<const TriagedRequest*>& listed, console::Console& console) const;
+  void PrintCsv(const std::vector<const TriagedRequest*>& listed, console::Console& console) const;
+
   std::string run_id_;
+  std::string class_;
+  bool csv_ = false;
 };
+
+ExitCode TriageCommand::Run(const GlobalOptions& global, console::Console& console) {
+  std::optional<report::TriageClass> only;
+  if (!class_.empty()) {
+    only = report::TriageClassFromName(class_);
+    if (!only) {
+      const std::vector<std::string> names = report::TriageClassNames();
+      return Fail(
+          console, "triage",
+          Status::InvalidInput("unknown class '" + class_ + "'" + DidYouMean(class_, names) +
+                               "; the classes are " + Join(names, ", ")));
+    }
+  }
+  Result<OpenedRun> opened = OpenRun(global, run_id_);
+  if (!opened.ok()) return Fail(console, "triage", opened.status());
+  Result<TriagedRun> run = TriageStoredRun(*opened->store, opened->run);
+  if (!run.ok()) return Fail(console, "triage", run.status());
+  const std::vector<TriagedRequest>& triaged = run->triaged;
+  const std::vector<std::string>& notes = run->notes;
+
+  std::vector<const TriagedRequest*> listed;
+  for (const TriagedRequest& t : triaged)
+    if (!only || t.triage.triage_class == *only) listed.push_back(&t);
+  if (csv_) {
+    for (const std::string& note : notes)
+      console.Error("stagegate triage: note: " + note);
+    PrintCsv(listed, console);
+    return ExitCode::kOk;
+  }
+  console.Line("run " + run_id_ + " (" + opened->run.scenario_name + "): " +
+               std::to_string(triaged.size()) + " requests, warmup and superseded phases left out");
+  PrintSummary(triaged, console);
+  for (const std::string& note : notes)
+    console.Line("note: " + note);
+  if (only) {
+    console.Line("");
+    PrintList(listed, console);
+  }
+  return ExitCode::kOk;
+}
+
+void TriageCommand::PrintSummary(const std::vector<TriagedRequest>& triaged,
+                                 console::Console& console) const {
+  std::map<std::string, int64_t> counts;
+  for (const TriagedRequest& t : triaged)
+    ++counts[std::string(report::TriageClassName(t.triage.triage_class))];
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& name : report::TriageClassNames()) {
+    const int64_t count = counts[name];
+    const double share =
+        triaged.empty() ? 0
+                        : 100.0 * static_cast<double>(count) / static_cast<double>(triaged.size());
+    char percent[32];
+    std::snprintf(percent, sizeof percent, "%.1f%%", share);
+    rows.push_back({name, std::to_string(count), percent});
+  }
+  for (const std::string& line : console::FormatTable({"class", "requests", "share"}, rows))
+    console.Line(line);
+}
+
+void TriageCommand::PrintList(const std::vector<const TriagedRequest*>& listed,
+                              console::Console& console) const {
+  const std::vector<std::string> header = {"request", "stage/phase", "task",
+                                           "class",   "trace",       "evidence"};
+  std::vector<std::vector<std::string>> rows;
+  for (const TriagedRequest* t : listed)
+    rows.push_back({std::to_string(t->record->id), t->phase->stage + "/" + PhaseName(*t->phase),
+                    t->record->task_id.empty() ? "-" : t->record->task_id,
+                    std::string(report::TriageClassName(t->triage.triage_class)),
+                    t->record->trace_id.empty() ? "-" : t->record->trace_id,
+                    Join(t->triage.evidence, "; ")});
+  // Every column aligned left, the evidence last and unpadded: it is as long as it needs to be.
+  std::vector<size_t> widths(header.size() - 1);
+  for (size_t i = 0; i < widths.size(); ++i) {
+    widths[i] = header[i].size();
+    for (const std::vector<std::string>& row : rows)
+      widths[i] = std::max(widths[i], row[i].size());
+  }
+  const auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (size_t i = 0; i < widths.size(); ++i)
+      text += cells[i] + std::string(widths[i] - cells[i].size() + 2, ' ');
+    return text + cells.back();
+  };
+  console.Line(line(header));
+  for (const std::vector<std::string>& row : rows)
+    console.Line(line(row));
+  if (rows.empty()) console.Line("(none)");
+}
+
+void TriageCommand::PrintCsv(const std::vector<const TriagedRequest*>& listed,
+                             console::Console& console) const {
+  console.Line(
+      "run_id,request_id,stage,phase,task,persona,class,trace_id,status,outcome,ttft_ms,e2e_ms,"
+      "evidence");
+  for (const TriagedRequest* t : listed) {
+    const load::RequestRecord& r = *t->record;
+    const std::vector<std::string> fields = {
+        run_id_,
+        std::to_string(r.id),
+        t->phase->stage,
+        PhaseName(*t->phase),
+        r.task_id,
+        r.persona,
+        std::string(report::TriageClassName(t->triage.triage_class)),
+        r.trace_id,
+        r.http_status ? std::to_string(*r.http_status) : "",
+        std::string(load::OutcomeName(r.outcome)),
+        MsField(MsBetween(r.sent_ns, r.first_token_ns)),
+        MsField(MsBetween(r.sent_ns, r.end_ns)),
+        Join(t->triage.evidence, "; ")};
+    std::string line;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) line += ',';
+      line += CsvField(fields[i]);
+    }
+    console.Line(line);
+  }
+}
 
 }  // namespace
 

@@ -31,12 +31,17 @@ class ProxyActuator : public Actuator {
     return Status::Ok();
   }
   std::string Describe() const override {
-    std::string text = "proxy " + std::string(ModeName(fault_.mode));
-    if (fault_.mode == ProxyFault::Mode::kDelay)
-      text += " " + std::to_string(fault_.delay_ms) + " ms";
-    if (fault_.mode == ProxyFault::Mode::kStatus) text += " " + std::to_string(fault_.status);
-    if (fault_.mode == ProxyFault::Mode::kTrickle)
-      text += " " + std::to_string(fault_.bytes_per_s) + " B/s";
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, wrongly) on " " + std::to_string(...).
+    std::string text = "proxy ";
+    text += ModeName(fault_.mode);
+    const auto add = [&text](int64_t value, const char* unit) {
+      text += ' ';
+      text += std::to_string(value);
+      text += unit;
+    };
+    if (fault_.mode == ProxyFault::Mode::kDelay) add(fault_.delay_ms, " ms");
+    if (fault_.mode == ProxyFault::Mode::kStatus) add(fault_.status, "");
+    if (fault_.mode == ProxyFault::Mode::kTrickle) add(fault_.bytes_per_s, " B/s");
     return text;
   }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -77,5 +78,10 @@ std::string ReportHtml(const ReportModel& model);
 std::string ReportJunit(const ReportModel& model);
 /// Per-step statistics of every stage, as CSV.
 std::string ReportCsv(const ReportModel& model);
+/// reports/index.html: every run (built without chart data) by scenario, oldest first, with its
+/// verdict and key figures, a trend chart of them per scenario, and a link to each run's
+/// report.html where `has_report(run id)` says there is one (a path relative to reports/).
+std::string DashboardHtml(const std::vector<ReportModel>& runs,
+                          const std::function<bool(const std::string&)>& has_report);
 
 }  // namespace stagegate::report

@@ -204,6 +204,19 @@ TEST_CASE("compare finds a regression, and refuses runs that are not comparable"
     const json j = json::parse(testing::ReadText(dir / "report/report.json"));
     CHECK(j["baseline"]["verdict"] == "regression");
     CHECK(j["baseline"]["comparable"] == true);
+
+    // The dashboard: both runs in order, a link to the report that exists, the trend drawn.
+    REQUIRE(testing::RunStagegate(dir, {"report", slower, "--out", dir / ("reports/" + slower)})
+                .exit_code == 0);
+    Ran runs = testing::RunStagegate(dir, {"runs", "--html", dir / "reports"});
+    CHECK(runs.exit_code == 0);
+    const std::string index = testing::ReadText(dir / "reports/index.html");
+    CHECK(index.find("<h2>report-test</h2>") != std::string::npos);
+    CHECK(index.find("<a href=\"" + slower + "/report.html\">" + slower + "</a>") !=
+          std::string::npos);
+    CHECK(index.find("<td>" + baseline + "</td>") != std::string::npos);  // no report: no link
+    CHECK(index.find(baseline) < index.find(slower));                     // oldest first
+    CHECK(index.find("<svg") != std::string::npos);
   }
   SECTION("another model version: refused unless allowed, and then said at the top") {
     const std::string other =
