@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The main job's scenario end to end, as one command for ctest (about four minutes):
+#   tests/report/demo_report_test.sh STAGEGATE WORK_DIR
+# runs scenarios/demo.yaml, exports its answers to two scripted reviewers
+# (tests/report/score_packets.mjs), imports their scores and writes the release report. The
+# report must show all three conditions with their numbers and a verdict that is not pending
+# (ready, or not ready when this machine was too busy for the latency thresholds), the quality
+# condition must pass, and the HTML must carry every chart.
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 STAGEGATE WORK_DIR" >&2
+  exit 2
+fi
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+stagegate="$1"
+dir="$2"
+rm -rf "$dir"
+mkdir -p "$dir"
+db=(--db "$dir/store.db")
+
+"$stagegate" --quiet "${db[@]}" run "$root/scenarios/demo.yaml" --out "$dir/run" > "$dir/run.txt"
+run_id="$(sed -n 's/^ *"run_id": "\(.*\)",$/\1/p' "$dir/run/run.json")"
+"$stagegate" "${db[@]}" export "$run_id" --reviewers 2 --per-item 2 --out "$dir/packets" > /dev/null
+node "$root/tests/report/score_packets.mjs" "$dir/packets" "$dir/scores"
+"$stagegate" "${db[@]}" import "$run_id" "$dir/scores/r1.jsonl" "$dir/scores/r2.jsonl"
+status=0
+"$stagegate" "${db[@]}" report "$run_id" --out "$dir/report" --gate > "$dir/report.txt" || status=$?
+cat "$dir/report.txt"
+if [[ $status -ne 0 && $status -ne 1 ]]; then
+  echo "report --gate exited $status: the verdict must be ready (0) or not ready (1)" >&2
+  exit 1
+fi
+node - "$dir/report/report.json" "$dir/report/report.html" "$dir/report/report.md" <<'NODE'
+const fs = require('fs');
+const [json, html, md] = process.argv.slice(2).map((f) => fs.readFileSync(f, 'utf8'));
+const report = JSON.parse(json);
+const fail = (message) => { console.error('demo report: ' + message); process.exit(1); };
+if (!['ready', 'not ready'].includes(report.verdict)) fail(`verdict ${report.verdict}`);
+if (report.conditions.quality.status !== 'pass') fail(`quality ${report.conditions.quality.status}`);
+const quality = report.conditions.quality.summary;
+if (quality.answers.scored < 40) fail(`${quality.answers.scored} answers scored`);
+if (!report.checks.some((c) => c.condition === 'responsiveness' && /ttft p95 <= 1500 ms/.test(c.name)))
+  fail('no TTFT threshold check');
+for (const probe of ['access denial probe contractor-reads-salary-bands', 'tool outage probe ticket-service-down'])
+  if (!report.checks.some((c) => c.name === probe)) fail(`no check for ${probe}`);
+const charts = (html.match(/<svg/g) || []).length;
+if (charts !== 7) fail(`${charts} charts in the HTML, expected 7`);
+for (const section of ['Condition 1: responsiveness', 'Condition 2: quality', 'Condition 3: recoverability', 'Where acceptable responsiveness ends: thresholds hold up to'])
+  if (!md.includes(section)) fail(`no "${section}" in the Markdown`);
+console.log(`demo report: ${report.verdict}; ${quality.answers.scored} answers scored; ${charts} charts`);
+NODE
