@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/stored_run.h"
+#include "cli/triaged_run.h"
 #include "console/console.h"
 #include "report/compare_runs.h"
 #include "report/model.h"
@@ -73,6 +74,14 @@ class ReportCommand : public Command {
         report::BuildReport(*opened->store, opened->run, bundle ? &*bundle : nullptr);
     if (!model.ok()) return Fail(console, "report", model.status());
     if (!bundle) model->notes.push_back("automated checks not run: " + problem);
+    Result<TriagedRun> triaged = TriageStoredRun(*opened->store, opened->run);
+    if (!triaged.ok()) return Fail(console, "report", triaged.status());
+    for (const std::string& name : report::TriageClassNames()) {
+      int64_t count = 0;
+      for (const TriagedRequest& t : triaged->triaged)
+        count += report::TriageClassName(t.triage.triage_class) == name;
+      model->triage.push_back({name, count});
+    }
     if (!baseline_.empty()) {
       Result<std::optional<store::RunInfo>> found = opened->store->FindRun(baseline_);
       if (!found.ok()) return Fail(console, "report", found.status());

@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/stored_run.h"
+#include "cli/triaged_run.h"
 #include "quality/checks.h"
 #include "report/triage.h"
 #include "scenario/findings.h"
@@ -19,12 +20,6 @@
 
 namespace stagegate::cli {
 namespace {
-
-struct TriagedRequest {
-  const load::RequestRecord* record = nullptr;
-  const store::PhaseInfo* phase = nullptr;
-  report::Triage triage;
-};
 
 // The phase as support reads it: a sweep names its level.
 std::string PhaseName(const store::PhaseInfo& phase) {
@@ -96,14 +91,7 @@ Result<std::map<int64_t, report::ReviewVerdict>> ReviewVerdicts(store::Store& st
   return verdicts;
 }
 
-// Every request of a run, classified, with what the caller should know about how. Moving it keeps
-// `triaged` valid: a moved vector keeps its elements where they are.
-struct TriagedRun {
-  std::vector<store::PhaseInfo> phases;
-  std::vector<load::RequestRecord> records;
-  std::vector<TriagedRequest> triaged;  // points into the two above
-  std::vector<std::string> notes;       // what could not be judged, and why
-};
+}  // namespace
 
 Result<TriagedRun> TriageStoredRun(store::Store& store, const store::RunInfo& run) {
   TriagedRun out;
@@ -152,6 +140,8 @@ Result<TriagedRun> TriageStoredRun(store::Store& store, const store::RunInfo& ru
   }
   return out;
 }
+
+namespace {
 
 class TriageCommand : public Command {
  public:

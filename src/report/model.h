@@ -56,6 +56,9 @@ struct ReportModel {
   quality::QualitySummary quality;
   ChartData charts;
   std::vector<std::string> notes;
+  // Set by the caller: the support triage of every request, class -> count, in the order of
+  // report/triage.h (shed, error, denied, tool-failure, wrong, slow, ok).
+  std::vector<std::pair<std::string, int64_t>> triage;
   // Set by the caller when the report compares with a baseline (report/compare_runs.h).
   std::optional<nlohmann::json> baseline;   // ComparisonJson
   std::vector<std::string> baseline_lines;  // ComparisonLines

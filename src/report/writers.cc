@@ -107,6 +107,13 @@ json ReportJson(const ReportModel& m) {
           {"facts", facts},
           {"checks", checks},
           {"conditions", conditions},
+          {"triage",
+           [&] {
+             json classes = json::object();
+             for (const auto& [name, count] : m.triage)
+               classes[name] = count;
+             return classes;
+           }()},
           {"baseline", m.baseline ? *m.baseline : json(nullptr)},
           {"notes", m.notes}};
 }
@@ -155,6 +162,19 @@ std::string ReportMarkdown(const ReportModel& m) {
       for (const std::string& line : quality::QualityLines(m.quality))
         out += "    " + line + "\n";  // an indented code block: shown as it is
     }
+  }
+  if (!m.triage.empty()) {
+    int64_t total = 0;
+    for (const auto& [name, count] : m.triage)
+      total += count;
+    out += "\n## Support triage\n\n| class | requests | share |\n| --- | --- | --- |\n";
+    for (const auto& [name, count] : m.triage)
+      out += "| " + name + " | " + std::to_string(count) + " | " +
+             FormatNumber(
+                 total ? 100.0 * static_cast<double>(count) / static_cast<double>(total) : 0, 1) +
+             "% |\n";
+    out += "\nEach request's evidence and trace id: `stagegate triage " + MarkdownText(m.run.id) +
+           " --class CLASS` (docs/support-triage.md).\n";
   }
   if (!m.baseline_lines.empty()) {
     out += "\n## Baseline comparison\n\n";
@@ -472,6 +492,20 @@ std::string ReportHtml(const ReportModel& m) {
         out += "</table>\n";
       }
     }
+  }
+  if (!m.triage.empty()) {
+    int64_t total = 0;
+    for (const auto& [name, count] : m.triage)
+      total += count;
+    out +=
+        "<h2>Support triage</h2>\n<table><tr><th>class</th><th>requests</th><th>share</th></tr>\n";
+    for (const auto& [name, count] : m.triage)
+      out += "<tr><td>" + e(name) + "</td><td>" + std::to_string(count) + "</td><td>" +
+             FormatNumber(
+                 total ? 100.0 * static_cast<double>(count) / static_cast<double>(total) : 0, 1) +
+             "%</td></tr>\n";
+    out += "</table>\n<p>Each request's evidence and trace id: <code>stagegate triage " +
+           e(m.run.id) + " --class CLASS</code> (docs/support-triage.md).</p>\n";
   }
   if (!m.baseline_lines.empty()) {
     out += "<h2>Baseline comparison</h2>\n<pre>";

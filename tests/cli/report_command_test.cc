@@ -106,6 +106,10 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][
   CHECK(checks["recoverability"] == 4 + 1 + 2);  // overload, recovery, two probes
   CHECK(report["conditions"]["quality"]["summary"]["answers"]["scored"] == 10);
   CHECK(report["facts"]["model"] == "sim-assistant test");
+  // Support triage of every request: the overload's shed requests among them.
+  REQUIRE(report["triage"].size() == 7);
+  CHECK(report["triage"]["shed"].get<int64_t>() > 0);
+  CHECK(report["triage"]["ok"].get<int64_t>() > 0);
 
   const std::string junit = testing::ReadText(dir / "report/report.junit.xml");
   CHECK(junit.find("<testsuites name=\"stagegate " + run +
@@ -115,6 +119,7 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][
                    "contractor-reads-salary-bands\"></testcase>") != std::string::npos);
   const std::string md = testing::ReadText(dir / "report/report.md");
   CHECK(md.find("**Verdict: ready**") != std::string::npos);
+  CHECK(md.find("## Support triage\n\n| class | requests | share |") != std::string::npos);
   CHECK(md.find("Where acceptable responsiveness ends: thresholds hold up to 2 req/s and fail at "
                 "100 req/s.") != std::string::npos);
   const std::string html = testing::ReadText(dir / "report/report.html");
