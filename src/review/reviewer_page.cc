@@ -31,6 +31,7 @@ constexpr std::string_view kPageHead = R"html(<!DOCTYPE html>
   }
 }
 * { box-sizing: border-box; }
+html { scroll-padding-bottom: 5rem; }  /* what is scrolled into view stays above the fixed bar */
 body {
   margin: 0; background: var(--bg); color: var(--text);
   font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
