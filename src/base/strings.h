@@ -30,6 +30,10 @@ std::string CsvField(std::string_view text);
 /// `text` with every `from` replaced by `to` (from must not be empty).
 std::string ReplaceAll(std::string text, std::string_view from, std::string_view to);
 
+/// Length of the well-formed UTF-8 sequence at the start of `text` (1 to 4), or 0 when it is not
+/// one (overlong forms, surrogates and code points above U+10FFFF are not).
+size_t Utf8SequenceLength(std::string_view text);
+
 /// The first `max_bytes` of `text`, shortened so as not to end inside a UTF-8 sequence.
 std::string Utf8Prefix(std::string_view text, size_t max_bytes);
 

@@ -32,33 +32,6 @@ constexpr double kMaxMagnitude = 1e300;
 constexpr std::string_view kHalo =
     R"( stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke")";
 
-// Length of the well-formed UTF-8 sequence at the start of `text`, or 0 when it is not one.
-size_t Utf8SequenceLength(std::string_view text) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return 1;
-  size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;  // no surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
-  }
-  return length;
-}
-
 // XML 1.0 forbids these characters even as character references.
 bool AllowedInXml(std::string_view sequence) {
   const auto byte = [&](size_t i) { return static_cast<unsigned char>(sequence[i]); };
