@@ -1,0 +1,270 @@
+// What a run writes: run.json, stages.csv and the console's summary lines, from its RunReport.
+
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "faults/access_denial.h"
+#include "faults/tool_outage.h"
+#include "scenario/runner.h"
+
+namespace stagegate::scenario {
+namespace {
+
+using json = nlohmann::json;
+using manifest::PhaseKind;
+
+std::string PhaseName(PhaseKind kind) {
+  return manifest::NameOf(kind, manifest::kPhaseNames);
+}
+
+json StepJson(const StepResult& s) {
+  json out = {{"stage", s.stage},
+              {"phase", PhaseName(s.step.kind)},
+              {"phase_id", s.phase_id},
+              {"level", s.step.level ? json(*s.step.level) : json(nullptr)},
+              {"level_unit", s.step.closed_loop ? "concurrency" : "req/s"},
+              {"offered_rate", s.step.offered_rate ? json(*s.step.offered_rate) : json(nullptr)},
+              {"interrupted", s.interrupted},
+              {"started_ns", s.started_ns},
+              {"ended_ns", s.ended_ns},
+              {"client_cpu_s", s.client_cpu_s}};
+  out.update(load::MetricsToJson(s.metrics));
+  if (s.judged) {
+    out["checks"] = ChecksToJson(s.checks);
+    out["passed"] = s.passed();
+  }
+  if (!s.server_timing_ms.empty()) out["server_timing_mean_ms"] = s.server_timing_ms;
+  return out;
+}
+
+std::string Cell(const stats::Summary& summary, double p) {
+  return summary.count ? FormatNumber(summary.Percentile(p), 1) : "-";
+}
+
+}  // namespace
+
+json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
+             const RunReport& report) {
+  const manifest::Scenario& scenario = bundle.scenario;
+  json stages = json::array();
+  const StageResult* previous = nullptr;
+  for (const StageResult& stage : report.stages) {
+    json steps = json::array();
+    for (const StepResult& step : stage.steps)
+      steps.push_back(StepJson(step));
+    json out = {{"name", stage.name}, {"skipped", stage.skipped}, {"steps", steps}};
+    if (!stage.skipped) out["passed"] = stage.passed();
+    // What this stage added over the one before it, at steady load.
+    const StepResult* steady = stage.Find(PhaseKind::kSteady);
+    const StepResult* before = previous ? previous->Find(PhaseKind::kSteady) : nullptr;
+    if (steady && before) {
+      json added = {{"over", previous->name}};
+      for (const auto& [name, pick] : {std::pair<const char*, stats::Summary load::PhaseMetrics::*>{
+                                           "ttft", &load::PhaseMetrics::ttft_ms},
+                                       {"e2e", &load::PhaseMetrics::e2e_ms}}) {
+        const stats::Summary& now = steady->metrics.*pick;
+        const stats::Summary& was = before->metrics.*pick;
+        if (now.count && was.count) {
+          added[std::string(name) + "_p50_ms"] = now.Percentile(50) - was.Percentile(50);
+          added[std::string(name) + "_p95_ms"] = now.Percentile(95) - was.Percentile(95);
+        }
+      }
+      out["added_over_previous_stage"] = added;
+    }
+    if (stage.capacity) {
+      std::vector<stats::LevelOutcome> levels;
+      bool closed = false;
+      for (const StepResult& step : stage.steps)
+        if (step.step.kind == PhaseKind::kSweep) {
+          levels.push_back({.level = *step.step.level, .passed = step.passed()});
+          closed = step.step.closed_loop;
+        }
+      out["capacity"] = {
+          {"holds_up_to",
+           stage.capacity->holds_up_to ? json(*stage.capacity->holds_up_to) : json(nullptr)},
+          {"fails_at", stage.capacity->fails_at ? json(*stage.capacity->fails_at) : json(nullptr)},
+          {"monotonic", stage.capacity->monotonic},
+          {"unit", closed ? "concurrency" : "req/s"},
+          {"finding",
+           stats::DescribeCapacity(*stage.capacity, levels, closed ? "concurrent" : "req/s")}};
+    }
+    if (stage.overload) out["overload"] = OverloadToJson(*stage.overload);
+    if (stage.recovery) {
+      const stats::RecoveryCriteria& criteria = stage.recovery_criteria;
+      const auto& r = *stage.recovery;
+      out["recovery"] = {
+          {"recovered_after_s", r.recovered_after_s ? json(*r.recovered_after_s) : json(nullptr)},
+          {"max_recovery_s", scenario.recovery.max_recovery_s},
+          {"passed",
+           r.recovered_after_s && *r.recovered_after_s <= scenario.recovery.max_recovery_s},
+          {"window_s", criteria.window_s},
+          {"observed_s", stage.recovery_observed_s},
+          {"finding", stats::DescribeRecovery(r, criteria, stage.recovery_observed_s)}};
+    }
+    stages.push_back(std::move(out));
+    if (!stage.skipped) previous = &stage;
+  }
+  return {{"schema_version", 1},
+          {"run_id", report.run_id},
+          {"scenario", scenario.name},
+          {"scenario_file", scenario.file},
+          {"fingerprint", fingerprint},
+          {"corpus_version", bundle.corpus ? json(bundle.corpus->version) : json(nullptr)},
+          {"status", report.interrupted ? "interrupted" : "complete"},
+          {"manifest",
+           {{"model", scenario.manifest.model},
+            {"model_version", scenario.manifest.model_version},
+            {"hardware", scenario.manifest.hardware},
+            {"serving_stack", scenario.manifest.serving_stack}}},
+          {"stages", stages},
+          {"quality_samples",
+           {{"at_rest", report.samples_at_rest}, {"under_load", report.samples_under_load}}},
+          {"faults",
+           {{"access_denial",
+             [&] {
+               json out = json::array();
+               for (const faults::DenialFinding& f : report.denials)
+                 out.push_back(faults::DenialToJson(f));
+               return out;
+             }()},
+            {"tool_outage",
+             [&] {
+               json out = json::array();
+               for (const faults::ToolOutageFinding& f : report.outages)
+                 out.push_back(faults::ToolOutageToJson(f));
+               return out;
+             }()}}},
+          {"telemetry",
+           [&] {
+             json sources = json::array();
+             for (const TelemetrySource& t : report.telemetry)
+               sources.push_back({{"source", t.source},
+                                  {"url", t.url},
+                                  {"scrapes", t.scrapes},
+                                  {"failures", t.failures},
+                                  {"samples", t.samples},
+                                  {"last_error", t.last_error}});
+             return sources;
+           }()},
+          {"notes", report.notes}};
+}
+
+std::string StagesCsv(const RunReport& report) {
+  std::string csv =
+      "stage,phase,level,level_unit,offered,completed,completion_rate,request_throughput,"
+      "ttft_p50_ms,ttft_p95_ms,ttft_p99_ms,itl_p95_ms,e2e_p50_ms,e2e_p95_ms,e2e_p99_ms,passed\n";
+  const auto number = [](const stats::Summary& s, double p) {
+    return s.count ? FormatNumber(s.Percentile(p), 3) : std::string();
+  };
+  for (const StageResult& stage : report.stages)
+    for (const StepResult& s : stage.steps) {
+      const load::PhaseMetrics& m = s.metrics;
+      csv += CsvField(s.stage) + "," + PhaseName(s.step.kind) + "," +
+             (s.step.level ? FormatNumber(*s.step.level, 3) : "") + "," +
+             (s.step.closed_loop ? "concurrency" : "req/s") + "," + std::to_string(m.offered) +
+             "," + std::to_string(m.completed) + "," + FormatNumber(m.completion_rate, 4) + "," +
+             FormatNumber(m.request_throughput, 3) + "," + number(m.ttft_ms, 50) + "," +
+             number(m.ttft_ms, 95) + "," + number(m.ttft_ms, 99) + "," + number(m.itl_ms, 95) +
+             "," + number(m.e2e_ms, 50) + "," + number(m.e2e_ms, 95) + "," + number(m.e2e_ms, 99) +
+             "," + (s.judged ? (s.passed() ? "true" : "false") : "") + "\n";
+    }
+  return csv;
+}
+
+std::vector<std::string> SummaryLines(const RunReport& report) {
+  std::vector<std::vector<std::string>> rows;
+  for (const StageResult& stage : report.stages) {
+    if (stage.skipped) {
+      rows.push_back({stage.name, "(skipped)"});
+      continue;
+    }
+    for (const StepResult& s : stage.steps) {
+      const load::PhaseMetrics& m = s.metrics;
+      const bool warmup = s.step.kind == PhaseKind::kWarmup;
+      rows.push_back({s.stage, StepName(s.step) + (s.interrupted ? "*" : ""),
+                      warmup ? std::to_string(m.warmup) + " sent"
+                             : std::to_string(m.completed) + "/" + std::to_string(m.offered),
+                      warmup ? "" : FormatNumber(m.request_throughput, 2), Cell(m.ttft_ms, 50),
+                      Cell(m.ttft_ms, 95), Cell(m.itl_ms, 99), Cell(m.e2e_ms, 95),
+                      s.judged ? (s.passed() ? "pass" : "FAIL") : ""});
+    }
+  }
+  std::vector<std::string> lines =
+      console::FormatTable({"stage", "phase", "ok/offered", "req/s", "ttft p50", "ttft p95",
+                            "itl p99", "e2e p95", "thresholds"},
+                           rows);
+  lines.front() += "   (latencies in ms)";
+  for (const StageResult& stage : report.stages) {
+    std::vector<stats::LevelOutcome> levels;
+    bool closed = false;
+    for (const StepResult& s : stage.steps)
+      if (s.step.kind == PhaseKind::kSweep) {
+        levels.push_back({.level = *s.step.level, .passed = s.passed()});
+        closed = s.step.closed_loop;
+      }
+    if (stage.capacity)
+      lines.push_back(
+          "capacity (" + stage.name + "): " +
+          stats::DescribeCapacity(*stage.capacity, levels, closed ? "concurrent" : "req/s"));
+    if (stage.overload) {
+      const OverloadFinding& o = *stage.overload;
+      std::string line = "overload (" + stage.name + "): " + std::to_string(o.shed) + " of " +
+                         std::to_string(o.offered) + " shed, " +
+                         std::to_string(o.shed_with_retry_after) + " with Retry-After";
+      if (o.shed_latency_ms.count)
+        line += ", shed p95 " + FormatNumber(o.shed_latency_ms.Percentile(95), 1) + " ms";
+      line += "; " + std::to_string(o.timeouts) + " hung until a timeout, " +
+              std::to_string(o.other_failures) + " other failures";
+      if (o.cut) line += ", " + std::to_string(o.cut) + " still running at the grace period's end";
+      lines.push_back(line);
+      for (const ThresholdCheck& c : o.checks)
+        if (!c.passed) lines.push_back("  failed: " + c.name);
+    }
+    if (stage.recovery)
+      lines.push_back("recovery (" + stage.name + "): " +
+                      stats::DescribeRecovery(*stage.recovery, stage.recovery_criteria,
+                                              stage.recovery_observed_s));
+  }
+  for (const faults::DenialFinding& f : report.denials) {
+    std::string line = "access denial " + f.probe + ": " + f.verdict + " (" +
+                       std::to_string(f.denied) + " of " + std::to_string(f.attempts) +
+                       " denied, " + (f.leaks.empty() ? "no canary leaked" : "canary leaked");
+    if (f.control_saw_canary)
+      line += *f.control_saw_canary ? "; the positive control saw one"
+                                    : "; the positive control saw none";
+    lines.push_back(line + ")");
+    for (const std::string& reason : f.reasons)
+      lines.push_back("  " + reason);
+  }
+  for (const faults::ToolOutageFinding& f : report.outages) {
+    int64_t worked = 0, in_time = 0, acknowledged = 0, claimed = 0;
+    for (const faults::OutageRequest& q : f.requests) {
+      if (q.part == "before") worked += q.worked;
+      if (q.part != "during") continue;
+      in_time += q.in_time;
+      acknowledged += !q.acknowledged.empty();
+      claimed += !q.claimed.empty();
+    }
+    std::string line = "tool outage " + f.probe + " (" + f.actuator + "): " + f.verdict +
+                       " (before: " + std::to_string(worked) + " of " + std::to_string(f.before) +
+                       " worked; during: " + std::to_string(in_time) + " of " +
+                       std::to_string(f.during) + " answered in time, " +
+                       std::to_string(acknowledged) + " said the tool was unavailable, " +
+                       std::to_string(claimed) + " claimed success";
+    if (f.recovered_s)
+      line += "; worked again " + FormatNumber(*f.recovered_s, 2) + " s after restore";
+    lines.push_back(line + ")");
+    for (const std::string& reason : f.reasons)
+      lines.push_back("  " + reason);
+  }
+  for (const TelemetrySource& t : report.telemetry)
+    lines.push_back(
+        "telemetry " + t.source + ": " + std::to_string(t.samples) + " samples from " +
+        std::to_string(t.scrapes) + " scrapes of " + t.url +
+        (t.failures ? ", " + std::to_string(t.failures) + " failed: " + t.last_error : ""));
+  for (const std::string& note : report.notes)
+    lines.push_back("note: " + note);
+  return lines;
+}
+
+}  // namespace stagegate::scenario
