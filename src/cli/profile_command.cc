@@ -115,8 +115,13 @@ class ProfileCommand : public Command {
     app.add_option("--workers", workers_, "Worker threads (0: one per hardware thread)")
         ->capture_default_str();
     app.add_flag("--busy-poll", busy_poll_,
-                 "Workers poll without sleeping (a core each), so no wake-up delay reaches the "
-                 "timestamps");
+                 "Workers poll without sleeping (a core each), so they read what arrived without a "
+                 "wake-up's delay");
+    app.add_option("--receive-times", receive_times_,
+                   "Stamp token arrivals with the kernel's receive time (kernel) or when the "
+                   "client read them (read)")
+        ->check(CLI::IsMember({"kernel", "read"}))
+        ->capture_default_str();
     app.add_option("--shard", shard_text_, "Take slice I of N of the schedule, e.g. 1/4");
     app.add_option("--connect-timeout-ms", timeouts_.connect_ms,
                    "Give up connecting after this long")
@@ -183,6 +188,7 @@ class ProfileCommand : public Command {
   uint64_t seed_ = 1;
   int workers_ = 0;
   bool busy_poll_ = false;
+  std::string receive_times_ = "kernel";
   std::string shard_text_;
   load::Timeouts timeouts_;
   std::string out_dir_;
@@ -371,6 +377,7 @@ json ProfileCommand::Config() const {
           {"api_key_env", api_key_env_},
           {"slo", slos},
           {"seed", seed_},
+          {"receive_times", receive_times_},
           {"shard", load::FormatShard(shard_)},
           {"timeouts_ms",
            {{"connect", timeouts_.connect_ms},
@@ -394,6 +401,8 @@ Status ProfileCommand::PlanLevels() {
         .grace_s = grace_s_,
         .workers = workers_,
         .busy_poll = busy_poll_,
+        .receive_times =
+            receive_times_ == "read" ? load::ReceiveTimes::kRead : load::ReceiveTimes::kKernel,
         .shard = shard_,
         .timeouts = timeouts_};
     if (kind == "concurrency") {
@@ -453,7 +462,9 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ord
                      .idle_poll_s = result->idle_poll_s,
                      .workers = result->workers,
                      .dropped = result->dropped,
-                     .interrupted = result->interrupted};
+                     .interrupted = result->interrupted,
+                     .receive_times = plan.options.receive_times,
+                     .receive = result->receive};
   for (double busy : result->worker_busy)
     level.max_worker_busy = std::max(level.max_worker_busy, busy);
   CheckClient(level);

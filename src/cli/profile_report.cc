@@ -13,10 +13,21 @@ namespace {
 // Past this schedule lag p99 the client, not the server, may be what was measured.
 constexpr double kMaxLagP99Ms = 1.0;
 constexpr double kSaturatedBusy = 0.9;
+// Past this read delay p99, arrivals stamped when read carry the client's delay.
+constexpr double kMaxReadDelayP99Us = 1000;
+// Above this share of reads without a kernel stamp, say that they were stamped when read.
+constexpr double kMaxClientStampedShare = 0.01;
 
 // Three significant digits or so: 0.123, 1.23, 12.3, 123.
 std::string Milliseconds(double ms) {
   return FormatNumber(ms, ms < 1 ? 3 : ms < 10 ? 2 : 1);
+}
+
+// 31 µs, 1.25 ms, 2.5 s.
+std::string Microseconds(double us) {
+  if (us < 1000) return FormatNumber(us, us < 10 ? 1 : 0) + " µs";
+  if (us < 1e6) return Milliseconds(us / 1000) + " ms";
+  return FormatNumber(us / 1e6, 2) + " s";
 }
 
 std::string Ms(const stats::Summary& s, double p) {
@@ -28,6 +39,22 @@ std::string LevelName(const ProfileLevel& level) {
   if (level.kind == "concurrency") return "c=" + FormatNumber(level.value, 0);
   if (level.kind == "request_rate") return FormatNumber(level.value, 2) + "/s";
   return "trace x" + FormatNumber(level.value, 2);
+}
+
+nlohmann::json ReceiveJson(const ProfileLevel& level) {
+  const load::ReceiveStats& r = level.receive;
+  const auto quantile = [&r](double q) {
+    const std::optional<double> us = r.ReadDelayQuantileUs(q);
+    return us ? nlohmann::json(*us) : nlohmann::json(nullptr);
+  };
+  return {{"stamped_by", level.receive_times == load::ReceiveTimes::kKernel ? "kernel" : "read"},
+          {"kernel_stamped_reads", r.kernel_stamped},
+          {"client_stamped_reads", r.client_stamped},
+          {"read_delay_p50_us", quantile(0.5)},
+          {"read_delay_p99_us", quantile(0.99)},
+          {"read_delay_max_us", r.kernel_stamped
+                                    ? nlohmann::json(static_cast<double>(r.read_delay_max_ns) / 1e3)
+                                    : nlohmann::json(nullptr)}};
 }
 
 }  // namespace
@@ -47,6 +74,21 @@ void CheckClient(ProfileLevel& level) {
     level.self_check_warnings.push_back(
         "a worker thread was " + FormatNumber(level.max_worker_busy * 100, 0) +
         "% busy: the client is near saturation; use more --workers or fewer streams");
+  const load::ReceiveStats& receive = level.receive;
+  const std::optional<double> read_p99 = receive.ReadDelayQuantileUs(0.99);
+  if (level.receive_times == load::ReceiveTimes::kRead && read_p99 &&
+      *read_p99 > kMaxReadDelayP99Us)
+    level.self_check_warnings.push_back(
+        "the client read arrivals p99 " + Microseconds(*read_p99) +
+        " after the kernel received them, and --receive-times read counts that in every "
+        "latency; the default (kernel) does not");
+  const int64_t reads = receive.kernel_stamped + receive.client_stamped;
+  if (level.receive_times == load::ReceiveTimes::kKernel && reads > 0 &&
+      static_cast<double>(receive.client_stamped) > kMaxClientStampedShare * reads)
+    level.self_check_warnings.push_back(
+        FormatNumber(100.0 * static_cast<double>(receive.client_stamped) / reads, 1) +
+        "% of reads came without a kernel receive time (TLS is read inside OpenSSL) and were "
+        "stamped when read: a busy client adds its delay to those");
   if (level.offered_rate && *level.offered_rate > 0 && m.achieved_rate > 0 &&
       m.achieved_rate < 0.95 * *level.offered_rate && m.sent > 20)
     level.self_check_warnings.push_back("achieved " + FormatNumber(m.achieved_rate, 2) +
@@ -89,6 +131,22 @@ std::vector<std::string> SelfCheckLines(const ProfileLevel& level) {
                                    : "") +
       std::to_string(level.workers) + " workers, busiest " +
       FormatNumber(level.max_worker_busy * 100, 0) + "%)"};
+  const load::ReceiveStats& receive = level.receive;
+  const int64_t reads = receive.kernel_stamped + receive.client_stamped;
+  if (reads > 0) {
+    std::string line = "  arrivals stamped ";
+    line += level.receive_times == load::ReceiveTimes::kKernel
+                ? "by the kernel's receive time for " +
+                      FormatNumber(100.0 * static_cast<double>(receive.kernel_stamped) / reads, 1) +
+                      "% of reads"
+                : "when read (--receive-times read)";
+    if (receive.kernel_stamped > 0)
+      line += "; the client read them p50 " + Microseconds(*receive.ReadDelayQuantileUs(0.5)) +
+              ", p99 " + Microseconds(*receive.ReadDelayQuantileUs(0.99)) + ", max " +
+              Microseconds(static_cast<double>(receive.read_delay_max_ns) / 1e3) +
+              " after they arrived";
+    lines.push_back(line);
+  }
   for (const std::string& warning : level.self_check_warnings)
     lines.push_back("  warning: " + warning);
   return lines;
@@ -124,6 +182,7 @@ nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fing
         {"workers", level.workers},
         {"max_worker_busy", level.max_worker_busy},
         {"dropped", level.dropped},
+        {"receive_times", ReceiveJson(level)},
         {"warnings", level.self_check_warnings}};
     out["levels"].push_back(std::move(row));
   }

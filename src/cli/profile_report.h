@@ -24,11 +24,14 @@ struct ProfileLevel {
   int workers = 0;
   int64_t dropped = 0;
   bool interrupted = false;
+  load::ReceiveTimes receive_times = load::ReceiveTimes::kKernel;
+  load::ReceiveStats receive;  // how arrivals were stamped, and the client's read delays
   std::vector<std::string> self_check_warnings;
 };
 
 /// Fills the level's self-check warnings: the client fell behind its schedule (lag p99 over
-/// 1 ms), a worker thread near saturation, an achieved rate short of the offered one.
+/// 1 ms), a worker thread near saturation, an achieved rate short of the offered one, arrivals
+/// stamped when read while reads lagged (over 1 ms at p99), reads without a kernel stamp.
 void CheckClient(ProfileLevel& level);
 
 /// The console table, one row per level.

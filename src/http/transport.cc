@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "http/receive_time.h"
 
 namespace stagegate::http {
 namespace {
@@ -49,12 +50,15 @@ MultiTransport::~MultiTransport() {
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
-int MultiTransport::OnSocket(CURL*, curl_socket_t socket, int what, void* self_ptr, void*) {
+int MultiTransport::OnSocket(CURL* easy, curl_socket_t socket, int what, void* self_ptr, void*) {
   auto* self = static_cast<MultiTransport*>(self_ptr);
   if (what == CURL_POLL_REMOVE) {
     epoll_ctl(self->epoll_fd_, EPOLL_CTL_DEL, socket, nullptr);
     return 0;
   }
+  Transfer* transfer = nullptr;
+  curl_easy_getinfo(easy, CURLINFO_PRIVATE, &transfer);
+  if (transfer != nullptr) transfer->OnSocket(socket);
   epoll_event event{};
   event.data.fd = socket;
   if (what == CURL_POLL_IN || what == CURL_POLL_INOUT) event.events |= EPOLLIN;
@@ -130,6 +134,8 @@ void MultiTransport::WaitAndDrive(int64_t deadline_ns, int max_wait_ms) {
 }
 
 void MultiTransport::Drive(curl_socket_t socket, int flags) {
+  // A receive stamp belongs to the read that made it, never to a later action.
+  ForgetLastReceive();
   int running = 0;
   curl_multi_socket_action(multi_.get(), socket, flags, &running);
 }

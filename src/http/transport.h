@@ -20,6 +20,10 @@ class Transfer {
   /// curl finished the transfer with `code` (CURLE_OK also for HTTP error statuses). The
   /// transport has already removed it; the owner may destroy or reuse it from here on.
   virtual void OnDone(CURLcode code) = 0;
+  /// The transfer uses `socket`. Called when curl starts or changes waiting on a socket for the
+  /// transfer's easy handle, but not again for a later transfer of the same easy handle that
+  /// reuses the same connection: an owner that reuses its easy handle keeps the last socket.
+  virtual void OnSocket(int socket) { (void)socket; }
 };
 
 /// Event-driven transport over one curl multi handle and one epoll set, for one thread: every

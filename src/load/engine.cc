@@ -7,8 +7,10 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "http/receive_time.h"
 #include "load/worker.h"
 
 namespace stagegate::load {
@@ -114,6 +116,11 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
       workers = std::clamp<int64_t>(*options.max_concurrency, 1, workers);
   }
 
+  // Workers stamp arrivals with the kernel's receive times only on the steady clock (Exchange).
+  // The kernel's stamping is switched on first, so that the first reads are stamped too.
+  std::optional<http::ReceiveStampingOn> stamping;
+  if (control.clock == &SteadyClock::Get()) stamping.emplace();
+
   // The schedule starts a little after now, so starting the threads is not counted as lag.
   const int64_t phase_start = control.clock->NowNs() - control.origin_ns + kStartLeadNs;
   std::vector<WorkerPlan> plans(workers);
@@ -198,6 +205,7 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
   for (int64_t w = 0; w < workers; ++w) {
     result.worker_busy.push_back((pool[w]->cpu_s() - pool[w]->idle_poll_s()) / wall_s);
     result.idle_poll_s += pool[w]->idle_poll_s();
+    result.receive.Merge(pool[w]->receive_stats());
     result.dropped += counters[w]->dropped.load();
     for (RequestRecord& record : pool[w]->records())
       result.records.push_back(std::move(record));

@@ -36,9 +36,13 @@ struct LoadOptions {
   double grace_s = 5;
   /// Worker threads; 0 means one per hardware thread.
   int workers = 0;
-  /// Workers poll without ever sleeping (a core each), so that no wake-up delay reaches the
-  /// timestamps. By default they poll for 100 µs after a socket was ready, then sleep.
+  /// Workers poll without ever sleeping (a core each), so that they read what arrived without a
+  /// wake-up's delay (which reaches the timestamps only of reads stamped when read). By default
+  /// they poll for 100 µs after a socket was ready, then sleep.
   bool busy_poll = false;
+  /// Whose clock stamps the arrival of response bytes: the kernel's (by default) or the
+  /// client's when it read them.
+  ReceiveTimes receive_times = ReceiveTimes::kKernel;
   Shard shard;
   Timeouts timeouts;
 };
@@ -79,6 +83,8 @@ struct LoadResult {
   double idle_poll_s = 0;   // of which the workers spent polling and finding nothing
   /// Each worker's CPU time doing work (idle polling left out) / phase wall time.
   std::vector<double> worker_busy;
+  /// How the workers' reads were stamped, and their read delays.
+  ReceiveStats receive;
 };
 
 struct RunControl {

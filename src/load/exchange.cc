@@ -2,8 +2,11 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string_view>
+
+#include "http/receive_time.h"
 
 namespace stagegate::load {
 namespace {
@@ -61,8 +64,12 @@ std::string ErrorBodyMessage(const std::string& body) {
 
 }  // namespace
 
-Exchange::Exchange(std::vector<Exchange*>* finished)
-    : finished_(finished), easy_(curl_easy_init()) {}
+Exchange::Exchange(std::vector<Exchange*>* finished, ReceiveStats* receive_stats,
+                   ReceiveTimes receive_times)
+    : finished_(finished),
+      receive_stats_(receive_stats),
+      receive_times_(receive_times),
+      easy_(curl_easy_init()) {}
 
 void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::TraceContext& trace,
                      const Timeouts& timeouts, const Clock& clock, int64_t origin_ns) {
@@ -81,6 +88,8 @@ void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::
   decoder_ = http::OpenAiStreamDecoder();
   body_.clear();
   last_byte_ns_.reset();
+  last_arrival_ns_ = 0;
+  last_stamp_realtime_ns_ = -1;
   stream_bytes_ = 0;
   status_ = 0;
   status_read_ = false;
@@ -114,6 +123,10 @@ void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeouts.total_ms));
   curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &Exchange::OnRequestReady);
   curl_easy_setopt(e, CURLOPT_PREREQDATA, this);
+  if (receive_stats_ != nullptr) {
+    curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, &Exchange::OnSocketOpened);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, this);
+  }
   // Handed to curl now; OnRequestReady moves it to when the request is really written, so that
   // time spent connecting or waiting in the client is schedule lag, never server latency.
   record_.sent_ns = Now();
@@ -125,10 +138,41 @@ int Exchange::OnRequestReady(void* self_ptr, char*, char*, int, int) {
   return CURL_PREREQFUNC_OK;
 }
 
+int Exchange::OnSocketOpened(void*, curl_socket_t socket, curlsocktype) {
+  // A socket that refuses stays usable: its reads are stamped with the clock.
+  http::EnableReceiveTimestamps(socket);
+  return CURL_SOCKOPT_OK;
+}
+
+int64_t Exchange::ArrivalNs() {
+  const int64_t now = Now();
+  if (receive_stats_ == nullptr) return now;
+  int64_t at = now;
+  const std::optional<int64_t> stamp = http::LastReceiveRealtimeNs(socket_);
+  // One read's bytes may come in several deliveries: they keep the time the first one got.
+  int64_t arrived = now + 1;  // none
+  if (stamp && *stamp == last_stamp_realtime_ns_)
+    arrived = last_arrival_ns_;
+  else if (stamp)
+    arrived = http::RealtimeToSteadyNs(*stamp, now + origin_ns_) - origin_ns_;
+  // Bytes arrive after the request went out and before they are read: a stamp outside that
+  // means the wall clock was set in between.
+  if (arrived <= now && arrived >= record_.sent_ns.value_or(0)) {
+    receive_stats_->AddReadDelay(now - arrived);
+    last_stamp_realtime_ns_ = *stamp;
+    last_arrival_ns_ = arrived;
+    if (receive_times_ == ReceiveTimes::kKernel) at = arrived;
+  } else {
+    ++receive_stats_->client_stamped;
+  }
+  // A read stamped by the clock may be followed by one the kernel stamped a little earlier.
+  return std::max({at, last_byte_ns_.value_or(at), record_.first_byte_ns.value_or(at)});
+}
+
 size_t Exchange::OnHeaderData(char* data, size_t size, size_t count, void* self_ptr) {
   auto* self = static_cast<Exchange*>(self_ptr);
   const size_t bytes = size * count;
-  if (!self->record_.first_byte_ns) self->record_.first_byte_ns = self->Now();
+  if (!self->record_.first_byte_ns) self->record_.first_byte_ns = self->ArrivalNs();
   const std::string_view line(data, bytes);
   if (HeaderIs(line, "retry-after")) {
     self->record_.retry_after_s = http::ParseRetryAfter(HeaderValue(line));
@@ -146,7 +190,7 @@ size_t Exchange::OnHeaderData(char* data, size_t size, size_t count, void* self_
 size_t Exchange::OnBodyData(char* data, size_t size, size_t count, void* self_ptr) {
   auto* self = static_cast<Exchange*>(self_ptr);
   const size_t bytes = size * count;
-  const int64_t now = self->Now();
+  const int64_t now = self->ArrivalNs();
   if (!self->record_.first_byte_ns) self->record_.first_byte_ns = now;
   self->last_byte_ns_ = now;
   if (!self->status_read_) {

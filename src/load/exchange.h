@@ -11,6 +11,7 @@
 #include "http/openai_stream.h"
 #include "http/sse_parser.h"
 #include "http/transport.h"
+#include "load/receive_stats.h"
 #include "load/request_record.h"
 
 namespace stagegate::load {
@@ -37,14 +38,21 @@ struct Timeouts {
 
 /// One request in flight on a worker: a reusable curl easy handle (kept across requests, so its
 /// buffers are not re-allocated), the SSE parser and the stream decoder, and the record being
-/// filled. Every timestamp is taken on arrival of the bytes, in ns from the run's origin.
+/// filled. Every timestamp is taken on arrival of the bytes, in ns from the run's origin: the
+/// kernel's receive stamp of the read that brought them when there is one (ReceiveTimes), else
+/// the clock when the read returned.
 ///
 /// Not thread-safe: an exchange lives on its worker's thread. The spec and the clock passed to
 /// Begin must outlive the request.
 class Exchange : public http::Transfer {
  public:
-  /// Where an ended exchange reports itself: the worker's list of finished exchanges.
-  explicit Exchange(std::vector<Exchange*>* finished);
+  /// Where an ended exchange reports itself: the worker's list of finished exchanges. With
+  /// `receive_stats`, its connections ask the kernel for receive stamps, every read is counted
+  /// there, and `receive_times` says whose stamp a read's bytes get; without, the clock's. Stamps
+  /// from the kernel are on CLOCK_MONOTONIC only through the steady clock: pass receive_stats
+  /// only with the steady clock.
+  explicit Exchange(std::vector<Exchange*>* finished, ReceiveStats* receive_stats = nullptr,
+                    ReceiveTimes receive_times = ReceiveTimes::kKernel);
 
   /// Sets up the request. `record` arrives with the schedule's fields (sequence, intended time,
   /// warmup, ...); sent_ns is taken here, so call this right before MultiTransport::Add.
@@ -53,6 +61,7 @@ class Exchange : public http::Transfer {
 
   CURL* easy() override { return easy_.get(); }
   void OnDone(CURLcode code) override;
+  void OnSocket(int socket) override { socket_ = socket; }
 
   /// Ends the request from outside (after MultiTransport::Remove): a first-token timeout or a
   /// cancel. Keeps everything received so far.
@@ -72,7 +81,10 @@ class Exchange : public http::Transfer {
                             int local_port);
   static size_t OnHeaderData(char* data, size_t size, size_t count, void* self);
   static size_t OnBodyData(char* data, size_t size, size_t count, void* self);
+  static int OnSocketOpened(void* self, curl_socket_t socket, curlsocktype purpose);
   int64_t Now() const { return clock_->NowNs() - origin_ns_; }
+  /// When the bytes of the read being delivered arrived (see the class comment).
+  int64_t ArrivalNs();
   void Finish(int64_t end_ns);
   void ClassifyTransportFailure(CURLcode code);
   void ClassifyHttpStatus();
@@ -80,6 +92,14 @@ class Exchange : public http::Transfer {
   void TakeStreamResults();
 
   std::vector<Exchange*>* finished_;
+  ReceiveStats* receive_stats_;
+  ReceiveTimes receive_times_;
+  // The connection's socket, as the transport last named it. Kept from one request to the next:
+  // curl names a socket again only when it is new to this easy handle, so a request that reuses
+  // its predecessor's connection is not told.
+  int socket_ = -1;
+  int64_t last_stamp_realtime_ns_ = -1;  // the latest kernel stamp used by this request
+  int64_t last_arrival_ns_ = 0;          // ... and the run time it gave
   http::EasyHandle easy_;
   http::HeaderList headers_;
   char error_buffer_[CURL_ERROR_SIZE] = {};

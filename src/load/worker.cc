@@ -9,7 +9,8 @@
 namespace stagegate::load {
 
 struct Worker::Slot {
-  explicit Slot(std::vector<Exchange*>* finished) : exchange(finished) {}
+  Slot(std::vector<Exchange*>* finished, ReceiveStats* receive_stats, ReceiveTimes receive_times)
+      : exchange(finished, receive_stats, receive_times) {}
   RequestSpec spec;
   Exchange exchange;
 };
@@ -172,7 +173,10 @@ void Worker::Dispatch(int64_t now) {
 void Worker::Send(const Arrival& arrival, std::optional<int64_t> queue_ns) {
   Slot* slot = nullptr;
   if (pool_.empty()) {
-    slots_.push_back(std::make_unique<Slot>(&finished_));
+    // Kernel receive stamps convert to the run's time only through the steady clock.
+    const bool steady = control_.clock == &SteadyClock::Get();
+    slots_.push_back(std::make_unique<Slot>(&finished_, steady ? &receive_stats_ : nullptr,
+                                            options_.receive_times));
     slot = slots_.back().get();
   } else {
     slot = pool_.back();

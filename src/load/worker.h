@@ -47,6 +47,8 @@ class Worker {
   double cpu_s() const { return cpu_s_; }
   /// Of cpu_s, the time spent polling sockets and finding none ready.
   double idle_poll_s() const { return idle_poll_s_; }
+  /// How the worker's reads were stamped (after Run).
+  const ReceiveStats& receive_stats() const { return receive_stats_; }
 
  private:
   struct Slot;  // an exchange and the spec it sends
@@ -85,6 +87,7 @@ class Worker {
   bool send_budget_spent_ = false;  // Dispatch stopped with sends still due
   double cpu_s_ = 0;
   double idle_poll_s_ = 0;
+  ReceiveStats receive_stats_;
 };
 
 }  // namespace stagegate::load

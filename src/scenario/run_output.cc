@@ -28,6 +28,12 @@ json StepJson(const StepResult& s) {
               {"started_ns", s.started_ns},
               {"ended_ns", s.ended_ns},
               {"client_cpu_s", s.client_cpu_s}};
+  // How late the client read what arrived: with the kernel's receive stamps it is not in the
+  // latencies, but a large one says the client was busy.
+  const std::optional<double> read_p99 = s.receive.ReadDelayQuantileUs(0.99);
+  out["client_read_delay_p99_us"] = read_p99 ? json(*read_p99) : json(nullptr);
+  out["kernel_stamped_reads"] = s.receive.kernel_stamped;
+  out["client_stamped_reads"] = s.receive.client_stamped;
   out.update(load::MetricsToJson(s.metrics));
   if (s.judged) {
     out["checks"] = ChecksToJson(s.checks);

@@ -290,6 +290,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   result.started_ns = load->started_ns;
   result.ended_ns = load->ended_ns;
   result.client_cpu_s = load->client_cpu_s;
+  result.receive = load->receive;
   step.options.arrivals = {};
   result.step = std::move(step);
   result.first_record = records_.size();

@@ -59,6 +59,7 @@ struct StepResult {
   bool resumed = false;                  // taken from the store, measured before a resume
   int64_t started_ns = 0, ended_ns = 0;  // from the run's origin
   double client_cpu_s = 0;
+  load::ReceiveStats receive;  // how arrivals were stamped (not kept for a resumed step)
   std::map<std::string, double> server_timing_ms;  // mean per Server-Timing entry
   size_t first_record = 0, record_count = 0;       // where its records are in Runner::records()
 

@@ -90,8 +90,16 @@ TEST_CASE("profile runs each concurrency level and writes json, csv, jsonl and t
     CHECK(level["metrics"]["output_tokens"].value("max", 0) == 16);
     CHECK(level["metrics"]["ttft_ms"]["count"] == 12);
     CHECK(level["self_check"]["workers"].get<int>() >= 1);
+    // Every read but perhaps the process's first few carried the kernel's receive time.
+    const json& receive = level["self_check"]["receive_times"];
+    CHECK(receive["stamped_by"] == "kernel");
+    CHECK(receive["kernel_stamped_reads"].get<int64_t>() >= 12 * 16);
+    CHECK(receive["client_stamped_reads"].get<int64_t>() <= 2);
+    CHECK(receive["read_delay_p99_us"].get<double>() <= receive["read_delay_max_us"].get<double>());
   }
   CHECK(profile["levels"][1]["value"] == 3);
+  CHECK(profile["config"]["receive_times"] == "kernel");
+  CHECK(ran.out.find("arrivals stamped by the kernel's receive time for ") != std::string::npos);
 
   const std::vector<json> requests = ReadJsonLines(dir / "out/requests.jsonl");
   CHECK(requests.size() == 28);
@@ -311,6 +319,58 @@ TEST_CASE("The self-check warns when the client fell behind or a worker was satu
   CheckClient(short_of_rate);
   REQUIRE(short_of_rate.self_check_warnings.size() == 1);
   CHECK(short_of_rate.self_check_warnings[0] == "achieved 100 requests/s of the 120 offered");
+}
+
+TEST_CASE("The self-check warns when late reads reach the latencies or kernel stamps are missing",
+          "[cli][profile]") {
+  ProfileLevel read_late = LevelWithLag(std::nullopt, 0.2, 0.2);
+  read_late.receive_times = load::ReceiveTimes::kRead;
+  for (int i = 0; i < 100; ++i)
+    read_late.receive.AddReadDelay(i < 98 ? 50'000 : 3'000'000);  // p99 3 ms
+  CheckClient(read_late);
+  REQUIRE(read_late.self_check_warnings.size() == 1);
+  CHECK(read_late.self_check_warnings[0].rfind(
+            "the client read arrivals p99 3 ms after the kernel received them", 0) == 0);
+  // The same reads stamped by the kernel: the delay is reported, not counted, so no warning.
+  ProfileLevel kernel = read_late;
+  kernel.receive_times = load::ReceiveTimes::kKernel;
+  kernel.self_check_warnings.clear();
+  CheckClient(kernel);
+  CHECK(kernel.self_check_warnings.empty());
+  const std::vector<std::string> lines = SelfCheckLines(kernel);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1] ==
+        "  arrivals stamped by the kernel's receive time for 100% of reads; the client read them "
+        "p50 54 µs, p99 3 ms, max 3 ms after they arrived");
+
+  ProfileLevel no_stamps = LevelWithLag(std::nullopt, 0.2, 0.2);
+  no_stamps.receive.AddReadDelay(10'000);
+  no_stamps.receive.client_stamped = 3;  // 3 of 4 reads
+  CheckClient(no_stamps);
+  REQUIRE(no_stamps.self_check_warnings.size() == 1);
+  CHECK(no_stamps.self_check_warnings[0].rfind("75% of reads came without a kernel receive time",
+                                               0) == 0);
+}
+
+TEST_CASE("profile --receive-times read stamps arrivals when read and says so", "[cli][profile]") {
+  auto sim = StartSim(sim::SimProfile::Fast());
+  testing::TempDir dir;
+  Ran ran =
+      RunProfile(dir, {"--url", sim->base_url() + "/v1", "--model", "sim", "--requests", "5",
+                       "--output-tokens", "8", "--receive-times", "read", "--out", dir / "out"});
+  INFO(ran.err);
+  REQUIRE(ran.exit_code == 0);
+  CHECK(ran.out.find("arrivals stamped when read (--receive-times read)") != std::string::npos);
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  CHECK(profile["config"]["receive_times"] == "read");
+  const json& receive = profile["levels"][0]["self_check"]["receive_times"];
+  CHECK(receive["stamped_by"] == "read");
+  CHECK(receive["kernel_stamped_reads"].get<int64_t>() > 0);
+
+  Ran bad = RunProfile(
+      dir, {"--url", sim->base_url() + "/v1", "--model", "sim", "--receive-times", "nic"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--receive-times") != std::string::npos);
 }
 
 }  // namespace

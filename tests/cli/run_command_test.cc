@@ -92,6 +92,11 @@ TEST_CASE("run goes through every stage and phase and writes its findings", "[cl
                                                                "sweep 51", "overload", "recovery"});
   const json& retrieval = run["stages"][1];
   CHECK(retrieval["passed"] == true);
+  // Arrivals were stamped with the kernel's receive times, and the client's read delay is kept.
+  const json& steady = retrieval["steps"][1];
+  CHECK(steady["kernel_stamped_reads"].get<int64_t>() > 0);
+  CHECK(steady["client_stamped_reads"].get<int64_t>() <= 2);
+  CHECK(steady["client_read_delay_p99_us"].is_number());
   CHECK(retrieval["added_over_previous_stage"]["over"] == "bare");
   CHECK(retrieval["capacity"]["holds_up_to"] == 2);
   CHECK(retrieval["capacity"]["fails_at"] == 51);

@@ -1018,10 +1018,65 @@ TEST_CASE("token times are causal: never before the server sent the chunk", "[lo
       CHECK(r.chunk_times_ns[k] + control.origin_ns >= server_sent[k]);
     }
   }
+  // Every read came with the kernel's receive stamp (the first of a process may not).
+  CHECK(result.receive.kernel_stamped >= 50 * kTokens);
+  CHECK(result.receive.client_stamped <= 2);
   const PhaseMetrics metrics = ComputeMetrics(result.records, {});
   CHECK(metrics.completed == 50);
   CHECK(metrics.itl_ms.count == 50 * (kTokens - 1));
   CHECK(metrics.itl_ms.Percentile(50) > 0);
+}
+
+TEST_CASE("a token that arrives while the worker is busy keeps its arrival time", "[load]") {
+  // The only worker stalls 40 ms in the request source before sequence 1 (15 to 55 ms), while
+  // sequence 0's first token arrives (at 30 ms). With the kernel's receive stamps the token keeps
+  // its arrival; stamped when read, it is late by the rest of the stall. The read delay shows the
+  // stall either way.
+  const std::vector<std::string> script = {
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":"
+      "\"stop\"}]}\n\ndata: [DONE]\n\n"};
+  for (const ReceiveTimes mode : {ReceiveTimes::kKernel, ReceiveTimes::kRead}) {
+    const bool kernel = mode == ReceiveTimes::kKernel;
+    INFO((kernel ? "kernel receive times" : "read times"));
+    ScriptedServer server(script, 30);
+    const RequestSpec stream{.url = server.url(),
+                             .body = http::BuildRequestBody({.model = "m"}, "Say hello.")};
+    RequestSpec refused = stream;
+    refused.url = "http://127.0.0.1:" + std::to_string(RefusingPort()) + "/v1/chat/completions";
+    const RequestSource source = [&](int64_t sequence) {
+      if (sequence == 0) return stream;
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      return refused;
+    };
+    const RunControl control = Control();
+    LoadResult result = Run({.arrivals = {{.sequence = 0, .intended_ns = 0},
+                                          {.sequence = 1, .intended_ns = 15'000'000}},
+                             .workers = 1,
+                             .receive_times = mode},
+                            source, control);
+    server.Join();
+    REQUIRE(result.records.size() == 2);
+    const RequestRecord& r = result.records[0];
+    INFO(Describe(r));
+    REQUIRE(r.outcome == Outcome::kOk);
+    REQUIRE(r.chunk_times_ns.size() == 2);
+    const std::vector<int64_t>& written = server.write_ns();
+    REQUIRE(written.size() == 3);
+    const int64_t late = r.chunk_times_ns[0] + control.origin_ns - written[1];
+    INFO("first token stamped " << late << " ns after the server wrote it");
+    CHECK(late >= 0);
+    if (kernel) {
+      CHECK(late < 2'000'000);
+      CHECK(*r.first_token_ns == r.chunk_times_ns[0]);
+    } else {
+      CHECK(late >= 15'000'000);
+    }
+    CHECK(result.receive.kernel_stamped >= 2);
+    CHECK(result.receive.read_delay_max_ns >= 15'000'000);
+    CHECK(*result.receive.ReadDelayQuantileUs(1.0) >= 15'000);
+  }
 }
 
 TEST_CASE("the request on the wire carries traceparent, the spec's headers and a usage body",
