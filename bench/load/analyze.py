@@ -134,6 +134,11 @@ def accuracy(out_dir, truth_file):
         measured_chunk_p99_us=percentile(measured_chunks, 99),
         ttft_p50_ms=level["metrics"]["ttft_ms"]["p50"],
         max_worker_busy=level["self_check"]["max_worker_busy"],
+        read_delay_p99_us=level["self_check"]["receive_times"]["read_delay_p99_us"],
+        read_delay_max_us=level["self_check"]["receive_times"]["read_delay_max_us"],
+        kernel_stamped_reads=level["self_check"]["receive_times"]["kernel_stamped_reads"],
+        client_stamped_reads=level["self_check"]["receive_times"]["client_stamped_reads"],
+        min_chunk_us=min(chunks) if chunks else None,
         client_cpu_s=level["self_check"]["client_cpu_s"],
         closed_loop_lag_p99_ms=level["self_check"]["schedule_lag_p99_ms"])
 
@@ -237,12 +242,10 @@ def report(results, markdown):
                  sum(r['errors'] for r in sg) + sum(r['errors'] for r in py) == 0))]
 
     accuracy_sets = (
-        ("accuracy-busy-1000-", "1,000", True,
-         "--busy-poll, the first round (opening the connections) as warmup"),
-        ("accuracy-default-1000-", "1,000", False, "by default, every request"),
-        ("accuracy-busy-100-", "100", False,
-         "--busy-poll, the first round (opening the connections) as warmup"),
-        ("accuracy-default-100-", "100", False, "by default, every request"))
+        ("accuracy-default-1000-", "1,000", True, "by default (kernel receive times)"),
+        ("accuracy-read-1000-", "1,000", False, "--receive-times read (stamped when read)"),
+        ("accuracy-default-100-", "100", False, "by default (kernel receive times)"),
+        ("accuracy-read-100-", "100", False, "--receive-times read (stamped when read)"))
     for name, label, target, mode in accuracy_sets:
         runs = load_runs(results, name)
         if not runs:
@@ -271,8 +274,13 @@ def report(results, markdown):
                          f"max {fmt(a['measured_first_token_max_us'])} us (request "
                          f"{a['worst_sequence']}, sent at {fmt(a['worst_sent_s'], 2)} s); "
                          f"{a['measured_requests']} of {a['requests']} requests measured, "
-                         f"{a['errors']} errors, {a['unmatched']} unmatched; worker busy "
-                         f"{fmt(100 * a['max_worker_busy'])}%)", "", "", ""))
+                         f"{a['errors']} errors, {a['unmatched']} unmatched, "
+                         f"{a['negative']} chunks negative (smallest {fmt(a['min_chunk_us'], 1)} us); "
+                         f"self-check read delay p99 {fmt(a['read_delay_p99_us'])} us, max "
+                         f"{fmt(a['read_delay_max_us'])} us; {a['client_stamped_reads']} of "
+                         f"{a['kernel_stamped_reads'] + a['client_stamped_reads']} reads without "
+                         f"a kernel stamp; worker busy {fmt(100 * a['max_worker_busy'])}%)",
+                         "", "", ""))
     for name, label in (("accuracy-aiohttp-1000", "1,000"), ("accuracy-aiohttp-100", "100")):
         runs = load_runs(results, name + ".")
         if runs:
