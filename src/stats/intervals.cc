@@ -1,5 +1,7 @@
 #include "stats/intervals.h"
 
+#include <math.h>  // lgamma_r
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -64,11 +66,18 @@ double BetaContinuedFraction(double a, double b, double x) {
   return h;
 }
 
+// log|Gamma(x)|. glibc's lgamma also writes the global `signgam`, a data race when two threads
+// compute statistics at once; lgamma_r returns the sign instead.
+double LogGamma(double x) {
+  int sign = 0;
+  return lgamma_r(x, &sign);
+}
+
 // log(Gamma(a + b) / Gamma(a)). For large a the two lgamma values are huge and nearly equal, so
 // their difference would lose most of its digits; Stirling's series lets the large terms cancel
 // on paper instead (the omitted term is below 1e-17 for a >= 100).
 double LogGammaRatio(double a, double b) {
-  if (a < 100) return std::lgamma(a + b) - std::lgamma(a);
+  if (a < 100) return LogGamma(a + b) - LogGamma(a);
   const auto series = [](double x) {
     const double x2 = x * x;
     return 1 / (12 * x) - 1 / (360 * x * x2) + 1 / (1260 * x * x2 * x2);
@@ -90,7 +99,7 @@ double RegularizedIncompleteBeta(double a, double b, const BetaPoint& point) {
   if (point.log_x == -kInfinity) return 0;
   if (point.log_y == -kInfinity) return 1;
   const double log_inverse_beta =
-      a >= b ? LogGammaRatio(a, b) - std::lgamma(b) : LogGammaRatio(b, a) - std::lgamma(a);
+      a >= b ? LogGammaRatio(a, b) - LogGamma(b) : LogGammaRatio(b, a) - LogGamma(a);
   const double front = std::exp(log_inverse_beta + a * point.log_x + b * point.log_y);
   if (point.x < (a + 1) / (a + b + 2)) return front * BetaContinuedFraction(a, b, point.x) / a;
   return 1 - front * BetaContinuedFraction(b, a, point.y) / b;
