@@ -4,14 +4,20 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <limits>
 
 #include "base/strings.h"
+#include "report/svg_axis.h"
 
 namespace stagegate::report {
 namespace {
+
+using svg_axis::Axis;
+using svg_axis::Extent;
+using svg_axis::kMaxMagnitude;
+using svg_axis::MakeAxis;
+using svg_axis::MaxIntervals;
+using svg_axis::Tick;
+using svg_axis::TickLabel;
 
 // Stands for the chart's id while the body is written; the id is a hash of the whole text. Caller
 // text can never contain it: EscapeHtml turns every '<' into "&lt;".
@@ -24,10 +30,6 @@ constexpr std::array<std::string_view, 8> kColours = {"#0072B2", "#D55E00", "#00
 // apart in greyscale print.
 constexpr std::array<std::string_view, 6> kDashes = {"",         "8 4", "2 3",
                                                      "10 3 2 3", "4 2", "12 3 2 3 2 3"};
-constexpr int kMaxIntervals = 8;
-constexpr double kEpsilon = 1e-9;
-// Data beyond this is clamped for ranges, so that hi - lo stays finite.
-constexpr double kMaxMagnitude = 1e300;
 // A white halo under labels drawn over data.
 constexpr std::string_view kHalo =
     R"( stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke")";
@@ -66,177 +68,6 @@ std::string FitText(std::string_view text, double max_width, double font_size) {
 std::string Num(double value) {
   if (!std::isfinite(value)) return "0";
   return FormatNumber(std::clamp(value, -1e6, 1e6), 2);
-}
-
-// A tick label for a multiple of `step`: as a person writes it, with the decimals the step needs;
-// very large and very small values in e-notation ("2e-7", "1.5e12").
-std::string TickLabel(double value, double step) {
-  if (value == 0 || !std::isfinite(value)) return "0";  // not finite: a guard, never expected
-  const int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + kEpsilon)));
-  const double magnitude = std::fabs(value);
-  if (magnitude < 1e12 && magnitude >= 1e-4 && decimals <= 9) return FormatNumber(value, decimals);
-  const int digits = std::clamp(static_cast<int>(std::floor(std::log10(magnitude) + kEpsilon) -
-                                                 std::floor(std::log10(step) + kEpsilon)) +
-                                    1,
-                                1, 17);
-  char buffer[48];
-  std::snprintf(buffer, sizeof buffer, "%.*e", digits - 1, value);
-  std::string text = buffer;
-  const size_t e = text.find('e');
-  std::string mantissa = text.substr(0, e);
-  if (mantissa.find('.') != std::string::npos) {
-    while (mantissa.back() == '0')
-      mantissa.pop_back();
-    if (mantissa.back() == '.') mantissa.pop_back();
-  }
-  return mantissa + "e" + std::to_string(std::strtol(text.c_str() + e + 1, nullptr, 10));
-}
-
-struct Extent {
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = -std::numeric_limits<double>::infinity();
-  void Add(double value) {
-    lo = std::min(lo, value);
-    hi = std::max(hi, value);
-  }
-  bool Empty() const { return lo > hi; }
-};
-
-struct Tick {
-  double value = 0;
-  std::string label;
-  bool minor = false;  // 2 and 5 within a decade, drawn lighter
-};
-
-struct Axis {
-  bool log = false;
-  double t_lo = 0, t_hi = 1;  // the range, in log10 units on a log axis
-  double p_lo = 0, p_hi = 1;  // the pixels of t_lo and t_hi
-  std::vector<Tick> ticks;
-
-  double T(double value) const { return log ? std::log10(value) : value; }
-  bool Plottable(double value) const { return std::isfinite(value) && (!log || value > 0); }
-  // Long double: a far outlier on a fixed range maps beyond double's range before it is clipped.
-  long double Pixel(double value) const {
-    return p_lo + (static_cast<long double>(T(value)) - t_lo) / (t_hi - t_lo) * (p_hi - p_lo);
-  }
-  bool InRange(double value) const {
-    if (!Plottable(value)) return false;
-    const double margin = kEpsilon * (t_hi - t_lo);
-    return T(value) >= t_lo - margin && T(value) <= t_hi + margin;
-  }
-};
-
-struct AxisSpec {
-  Extent data;  // not empty
-  std::optional<double> min, max;
-  bool log = false;
-  bool zero_based = false;  // a linear axis over values all >= 0 starts at 0
-  double p_lo = 0, p_hi = 1;
-  int max_intervals = kMaxIntervals;
-};
-
-int MaxIntervals(double pixels, double pixels_per_interval) {
-  return std::clamp(static_cast<int>(pixels / pixels_per_interval), 2, kMaxIntervals);
-}
-
-// The smallest step of 1, 2 or 5 times a power of ten that covers lo..hi (extended to multiples
-// of the step on the sides not fixed) in at most `max_intervals`; lo and hi become the extended
-// range. Returns the step.
-double NiceStep(double& lo, double& hi, bool fix_lo, bool fix_hi, int max_intervals) {
-  constexpr std::array<double, 3> kMultipliers = {1, 2, 5};
-  const double base = std::pow(10.0, std::floor(std::log10((hi - lo) / max_intervals)));
-  for (int i = 0;; ++i) {
-    const double step = base * kMultipliers[i % 3] * std::pow(10.0, i / 3);
-    const double first = fix_lo ? lo : std::floor(lo / step + kEpsilon) * step;
-    const double last = fix_hi ? hi : std::ceil(hi / step - kEpsilon) * step;
-    if ((last - first) / step <= max_intervals + kEpsilon || i > 60) {
-      lo = first;
-      hi = last;
-      return step;
-    }
-  }
-}
-
-std::vector<Tick> LinearTicks(double lo, double hi, double step) {
-  std::vector<Tick> ticks;
-  const double first = std::ceil(lo / step - kEpsilon);
-  for (int i = 0; i <= kMaxIntervals + 2; ++i) {
-    double value = (first + i) * step;
-    if (value > hi + kEpsilon * step) break;
-    if (std::fabs(value) < kEpsilon * step) value = 0;
-    ticks.push_back({.value = value, .label = TickLabel(value, step)});
-  }
-  return ticks;
-}
-
-// Decades, every `every` of them, plus 2 and 5 where a decade has room for three labels; too
-// short a range for two of those gets linear ticks instead.
-std::vector<Tick> LogTicks(const Axis& axis, int max_intervals) {
-  const double decades = axis.t_hi - axis.t_lo;
-  const double every = std::max(1.0, std::ceil(decades / max_intervals - kEpsilon));
-  const bool minors = every == 1 && std::fabs(axis.p_hi - axis.p_lo) / decades >= 100;
-  std::vector<Tick> ticks;
-  for (double e = std::floor(axis.t_lo); e <= axis.t_hi + kEpsilon; e += 1) {
-    const double value = std::pow(10.0, e);
-    if (e >= axis.t_lo - kEpsilon && std::fmod(e, every) == 0)
-      ticks.push_back({.value = value, .label = TickLabel(value, value)});
-    for (double m : {2.0, 5.0}) {
-      const double t = e + std::log10(m);
-      if (!minors || t < axis.t_lo - kEpsilon || t > axis.t_hi + kEpsilon) continue;
-      ticks.push_back({.value = m * value, .label = TickLabel(m * value, value), .minor = true});
-    }
-  }
-  if (ticks.size() >= 2) return ticks;
-  double lo = std::pow(10.0, axis.t_lo), hi = std::pow(10.0, axis.t_hi);
-  const double step = NiceStep(lo, hi, true, true, max_intervals);
-  ticks = LinearTicks(lo, hi, step);
-  std::erase_if(ticks, [](const Tick& tick) { return tick.value <= 0; });
-  return ticks;
-}
-
-Axis MakeAxis(const AxisSpec& spec) {
-  Axis axis{.log = spec.log, .p_lo = spec.p_lo, .p_hi = spec.p_hi};
-  // Within these bounds hi - lo stays finite and, unless 0, a normal number (as does a tenth of
-  // it), and so do 10^t and 1/10^t on a log axis.
-  const auto limit = [&](double value) {
-    if (spec.log) return std::clamp(value, 1 / kMaxMagnitude, kMaxMagnitude);
-    return std::fabs(value) < 1e-200 ? 0 : std::clamp(value, -kMaxMagnitude, kMaxMagnitude);
-  };
-  const auto usable = [&](const std::optional<double>& value) {
-    return value && axis.Plottable(*value) && limit(*value) == *value;
-  };
-  bool fix_lo = usable(spec.min), fix_hi = usable(spec.max);
-  if (fix_lo && fix_hi && !(*spec.min < *spec.max)) fix_lo = fix_hi = false;
-  const Extent data = spec.data.Empty() ? Extent{1, 10} : spec.data;
-  double lo = axis.T(fix_lo ? *spec.min : limit(data.lo));
-  double hi = axis.T(fix_hi ? *spec.max : limit(data.hi));
-  if (spec.zero_based && !spec.log && !fix_lo && data.lo >= 0) lo = 0;
-  if (!(hi > lo)) {  // one value, or data on the wrong side of the one end given
-    const auto pad = [&](double at) { return spec.log || at == 0 ? 1 : std::fabs(at) / 2; };
-    if (fix_lo) {
-      hi = lo + pad(lo);
-    } else if (fix_hi) {
-      lo = hi - pad(hi);
-    } else if (lo == 0 && spec.zero_based) {
-      hi = 1;
-    } else {
-      const double at = lo;
-      lo = at - pad(at);
-      hi = at + pad(at);
-    }
-  }
-  if (spec.log) {
-    axis.t_lo = fix_lo ? lo : std::floor(lo + kEpsilon);
-    axis.t_hi = fix_hi ? hi : std::ceil(hi - kEpsilon);
-    axis.ticks = LogTicks(axis, spec.max_intervals);
-  } else {
-    const double step = NiceStep(lo, hi, fix_lo, fix_hi, spec.max_intervals);
-    axis.t_lo = lo;
-    axis.t_hi = hi;
-    axis.ticks = LinearTicks(lo, hi, step);
-  }
-  return axis;
 }
 
 struct Frame {
