@@ -75,6 +75,27 @@ std::string MarkdownText(std::string text) {
   return ReplaceAll(std::move(text), ">", "&gt;");
 }
 
+// The responsiveness table of the stages, a header row first, as plain text for either format.
+std::vector<std::vector<std::string>> StageTable(const json& findings) {
+  std::vector<std::vector<std::string>> table = {{"stage", "steady ttft p50", "steady ttft p95",
+                                                  "steady e2e p95", "burst ttft p95",
+                                                  "added over previous (ttft p95)"}};
+  for (const json& stage : findings["stages"]) {
+    if (stage.value("skipped", false)) continue;
+    const json* steady = StepOf(stage, "steady");
+    const json* burst = StepOf(stage, "burst");
+    std::string added = "-";
+    if (stage.contains("added_over_previous_stage") &&
+        stage["added_over_previous_stage"].contains("ttft_p95_ms"))
+      added =
+          FormatNumber(stage["added_over_previous_stage"]["ttft_p95_ms"].get<double>(), 1) + " ms";
+    table.push_back({stage.value("name", ""), Ms(steady, "ttft_ms", "p50"),
+                     Ms(steady, "ttft_ms", "p95"), Ms(steady, "e2e_ms", "p95"),
+                     Ms(burst, "ttft_ms", "p95"), added});
+  }
+  return table;
+}
+
 // A Markdown table cell: as MarkdownText, with | escaped and line breaks as spaces.
 std::string MarkdownCell(std::string text) {
   text = ReplaceAll(MarkdownText(std::move(text)), "|", "\\|");
@@ -136,21 +157,17 @@ std::string ReportMarkdown(const ReportModel& m) {
         out += "| " + MarkdownCell(c.name) + " | " + StatusWord(c.status) + " | " +
                MarkdownCell(c.detail) + " |\n";
     if (std::string(condition) == "responsiveness" && m.findings.contains("stages")) {
-      out +=
-          "\n| stage | steady ttft p50 | steady ttft p95 | steady e2e p95 | burst ttft p95 | "
-          "added over previous (ttft p95) |\n| --- | --- | --- | --- | --- | --- |\n";
-      for (const json& stage : m.findings["stages"]) {
-        if (stage.value("skipped", false)) continue;
-        const json* steady = StepOf(stage, "steady");
-        const json* burst = StepOf(stage, "burst");
-        std::string added = "-";
-        if (stage.contains("added_over_previous_stage") &&
-            stage["added_over_previous_stage"].contains("ttft_p95_ms"))
-          added = FormatNumber(stage["added_over_previous_stage"]["ttft_p95_ms"].get<double>(), 1) +
-                  " ms";
-        out += "| " + MarkdownCell(stage.value("name", "")) + " | " + Ms(steady, "ttft_ms", "p50") +
-               " | " + Ms(steady, "ttft_ms", "p95") + " | " + Ms(steady, "e2e_ms", "p95") + " | " +
-               Ms(burst, "ttft_ms", "p95") + " | " + added + " |\n";
+      const std::vector<std::vector<std::string>> table = StageTable(m.findings);
+      out += "\n";
+      for (size_t row = 0; row < table.size(); ++row) {
+        for (const std::string& cell : table[row])
+          out += "| " + MarkdownCell(cell) + " ";
+        out += "|\n";
+        if (row == 0) {
+          for (size_t i = 0; i < table[0].size(); ++i)
+            out += "| --- ";
+          out += "|\n";
+        }
       }
       if (const json* final_stage = FinalStage(m.findings);
           final_stage && final_stage->contains("capacity"))
@@ -310,24 +327,14 @@ std::string ReportHtml(const ReportModel& m) {
 
     if (std::string(condition) == "responsiveness") {
       if (m.findings.contains("stages")) {
-        out +=
-            "<table><tr><th>stage</th><th>steady ttft p50</th><th>steady ttft p95</th>"
-            "<th>steady e2e p95</th><th>burst ttft p95</th><th>added over previous (ttft "
-            "p95)</th></tr>\n";
-        for (const json& stage : m.findings["stages"]) {
-          if (stage.value("skipped", false)) continue;
-          const json* steady = StepOf(stage, "steady");
-          const json* burst = StepOf(stage, "burst");
-          std::string added = "-";
-          if (stage.contains("added_over_previous_stage") &&
-              stage["added_over_previous_stage"].contains("ttft_p95_ms"))
-            added =
-                FormatNumber(stage["added_over_previous_stage"]["ttft_p95_ms"].get<double>(), 1) +
-                " ms";
-          out += "<tr><td>" + e(stage.value("name", "")) + "</td><td>" +
-                 Ms(steady, "ttft_ms", "p50") + "</td><td>" + Ms(steady, "ttft_ms", "p95") +
-                 "</td><td>" + Ms(steady, "e2e_ms", "p95") + "</td><td>" +
-                 Ms(burst, "ttft_ms", "p95") + "</td><td>" + e(added) + "</td></tr>\n";
+        const std::vector<std::vector<std::string>> table = StageTable(m.findings);
+        out += "<table>";
+        for (size_t row = 0; row < table.size(); ++row) {
+          const char* cell_tag = row == 0 ? "th" : "td";
+          out += "<tr>";
+          for (const std::string& cell : table[row])
+            out += std::string("<") + cell_tag + ">" + e(cell) + "</" + cell_tag + ">";
+          out += "</tr>\n";
         }
         out += "</table>\n";
         if (const json* final_stage = FinalStage(m.findings);

@@ -92,5 +92,33 @@ TEST_CASE("hostile text cannot break a Markdown table", "[report]") {
   CHECK(md.find("# Release report: &lt;script&gt;") != std::string::npos);
 }
 
+TEST_CASE("the stage table says the same in Markdown and HTML", "[report]") {
+  ReportModel m = HostileModel();
+  const json steady = {{"phase", "steady"},
+                       {"metrics",
+                        {{"ttft_ms", {{"count", 10}, {"p50", 12.34}, {"p95", 40.5}}},
+                         {"e2e_ms", {{"count", 10}, {"p95", 900.5}}}}}};
+  m.findings["stages"] = {
+      {{"name", "bare"}, {"steps", {steady}}},
+      {{"name", "tools | <b>"},
+       {"steps", {steady}},
+       {"added_over_previous_stage", {{"over", "bare"}, {"ttft_p95_ms", 7.26}}}},
+      {{"name", "skipped stage"}, {"skipped", true}, {"steps", json::array()}}};
+  const std::string md = ReportMarkdown(m);
+  CHECK(md.find("| stage | steady ttft p50 | steady ttft p95 | steady e2e p95 | burst ttft p95 | "
+                "added over previous (ttft p95) |\n| --- | --- | --- | --- | --- | --- |\n") !=
+        std::string::npos);
+  CHECK(md.find("| bare | 12.3 | 40.5 | 900.5 | - | - |\n") != std::string::npos);
+  CHECK(md.find("| tools \\| &lt;b&gt; | 12.3 | 40.5 | 900.5 | - | 7.3 ms |\n") !=
+        std::string::npos);
+  CHECK(md.find("| skipped stage |") == std::string::npos);  // no row for a stage not run
+  const std::string html = ReportHtml(m);
+  CHECK(html.find("<table><tr><th>stage</th><th>steady ttft p50</th><th>steady ttft p95</th>"
+                  "<th>steady e2e p95</th><th>burst ttft p95</th><th>added over previous (ttft "
+                  "p95)</th></tr>\n<tr><td>bare</td><td>12.3</td>") != std::string::npos);
+  CHECK(html.find("<tr><td>tools | &lt;b&gt;</td><td>12.3</td><td>40.5</td><td>900.5</td><td>-"
+                  "</td><td>7.3 ms</td></tr>") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace stagegate::report
