@@ -8,19 +8,12 @@
 # condition must pass, and the HTML must carry every chart.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 STAGEGATE WORK_DIR" >&2
-  exit 2
-fi
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-stagegate="$1"
-dir="$2"
-rm -rf "$dir"
-mkdir -p "$dir"
+source "$(dirname "${BASH_SOURCE[0]}")/../script_lib.sh"
+start_test "$@"
 db=(--db "$dir/store.db")
 
 "$stagegate" --quiet "${db[@]}" run "$root/scenarios/demo.yaml" --out "$dir/run" > "$dir/run.txt"
-run_id="$(sed -n 's/^ *"run_id": "\(.*\)",$/\1/p' "$dir/run/run.json")"
+run_id="$(run_id_of "$dir/run")"
 "$stagegate" "${db[@]}" export "$run_id" --reviewers 2 --per-item 2 --out "$dir/packets" > /dev/null
 node "$root/tests/report/score_packets.mjs" "$dir/packets" "$dir/scores"
 "$stagegate" "${db[@]}" import "$run_id" "$dir/scores/r1.jsonl" "$dir/scores/r2.jsonl"

@@ -5,19 +5,11 @@
 # headless Chromium (tests/node/reviewer_page_test.mjs), and imports the page's download.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 STAGEGATE WORK_DIR" >&2
-  exit 2
-fi
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-stagegate="$1"
-dir="$2"
-rm -rf "$dir"
+source "$(dirname "${BASH_SOURCE[0]}")/../script_lib.sh"
+start_test "$@"
+require_browser
 mkdir -p "$dir/downloads"
-
-sed "s#\.\./\.\./\.\./#$root/#" "$root/tests/testdata/run/review.yaml" > "$dir/review.yaml"
-"$stagegate" --quiet --db "$dir/store.db" run "$dir/review.yaml" --out "$dir/run" > /dev/null
-run_id="$(sed -n 's/^ *"run_id": "\(.*\)",$/\1/p' "$dir/run/run.json")"
+run_testdata review
 "$stagegate" --db "$dir/store.db" export "$run_id" --reviewers 1 --per-item 1 --out "$dir/packets"
 
 STAGEGATE_ANY_PACKET=1 node "$root/tests/node/reviewer_page_test.mjs" \

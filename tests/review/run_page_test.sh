@@ -15,15 +15,8 @@ writer="$1"
 dir="$2"
 shift 2
 
-if [[ ! -f "$root/tests/node/node_modules/puppeteer-core/package.json" ]]; then
-  echo "puppeteer-core is missing: run npm ci --prefix tests/node" >&2
-  exit 1
-fi
-chromium="${CHROMIUM:-/usr/bin/chromium}"
-if [[ ! -x "$chromium" ]]; then
-  echo "no Chromium at $chromium: apt-get install chromium, or set CHROMIUM" >&2
-  exit 1
-fi
+source "$root/tests/script_lib.sh"
+require_browser
 
 mkdir -p "$dir/downloads"
 "$writer" "$root/tests/review/packet.json" "$dir/reviewer_page.html"
