@@ -506,6 +506,20 @@ constexpr std::string_view kPageTail = R"html(</script>
     save();
   });
   window.addEventListener('pageshow', startClock);
+  // The same packet open in another tab saves there as well. Those saves arrive here as they are
+  // made, and every score is saved as it is given, so taking them in keeps either tab's next save
+  // from dropping the other's scores. Time counts in the visible tab; an item keeps the larger.
+  window.addEventListener('storage', (event) => {
+    if (!storage || event.key !== storageKey || event.newValue === null) return;
+    flushClock();
+    const timed = new Map(seconds);
+    scores.clear();
+    restore();
+    for (const [id, s] of timed) seconds.set(id, Math.max(s, seconds.get(id) || 0));
+    showNotice('This packet is open in another tab too: scores given there appear here. ' +
+               'Score in one tab at a time.');
+    updateMarks();
+  });
   setInterval(save, 5000);
   const unfinished = items.findIndex((it) => !isComplete(it.id));
   show(unfinished < 0 ? 0 : unfinished);

@@ -7,7 +7,8 @@
 // packet text is shown as text and never runs; scores the first item with the mouse, the second
 // with the keyboard alone and the rest with both; reloads and checks that the scores and times
 // survived; downloads the scores into DOWNLOAD_DIR (left there) and checks the file line by line;
-// and checks the page without localStorage. EXPECTED_ITEMS (default: all) is how many items, from
+// checks the page without localStorage, and two tabs of one packet scoring in turn (neither loses
+// the other's scores). EXPECTED_ITEMS (default: all) is how many items, from
 // the first, to score: the download must hold exactly those. Chromium: $CHROMIUM or
 // /usr/bin/chromium. Exits 0 and prints one line on success, 1 with the reason on failure.
 
@@ -46,8 +47,11 @@ function watch(page, label) {
     }
   });
 }
+// The last step checked, for the message of a run that never ends.
+let reached = 'none: starting the browser';
 function checkIncidents(step) {
   if (incidents.length) fail(`${step}: ${incidents.join('; ')}`);
+  reached = step;
 }
 
 async function position(page) {
@@ -238,6 +242,44 @@ async function checkWithoutStorage(browser, criteria) {
   checkIncidents('without localStorage');
 }
 
+// The same packet in two tabs, scoring in turn: each tab shows the other's scores as they are
+// given, and what is kept at the end has both (the last save used to win).
+async function checkTwoTabs(browser, criteria) {
+  const context = await browser.createBrowserContext();
+  const first = await context.newPage();
+  const second = await context.newPage();
+  watch(first, 'first tab');
+  watch(second, 'second tab');
+  for (const tab of [first, second]) {
+    await tab.setViewport({width: 900, height: 1000});
+    await tab.goto(pageUrl, {waitUntil: 'load'});
+  }
+  const levelA = criteria[0].levels[0].level;
+  const levelB = criteria[1].levels[criteria[1].levels.length - 1].level;
+  // Input goes to the tab in front, as it does for a person.
+  await first.bringToFront();
+  await clickLevel(first, 0, levelA);
+  await second.bringToFront();
+  await second.waitForFunction(
+      (level) => document.querySelector('.criterion button.level[aria-pressed="true"] .level-num')
+                     ?.textContent === String(level),
+      {timeout: 5000}, levelA).catch(() => fail('the second tab never showed the first tab\'s score'));
+  const notice = await second.$eval('#notice', (n) => (n.hidden ? '' : n.textContent));
+  check(/open in another tab/.test(notice), `the second tab's notice reads "${notice}"`);
+  await clickLevel(second, 1, levelB);
+  await sleep(200);
+  // The first tab saves again (as it does every 5 s and on leaving): the second tab's score stays.
+  await first.bringToFront();
+  await first.evaluate(() => window.dispatchEvent(new Event('pagehide')));
+  await first.reload({waitUntil: 'load'});
+  const got = await marks(first);
+  check(got.pressed[0] === levelA && got.pressed[1] === levelB,
+        `after both tabs scored, the first tab shows ${JSON.stringify(got.pressed)}, expected ` +
+        `${levelA} and ${levelB} for the first two criteria`);
+  await context.close();
+  checkIncidents('two tabs');
+}
+
 async function run(browser) {
   const page = await browser.newPage();
   watch(page, 'page');
@@ -348,6 +390,7 @@ async function run(browser) {
   checkIncidents('downloading');
 
   await checkWithoutStorage(browser, sorted);
+  await checkTwoTabs(browser, sorted);
   await page.close();
   return {total, toScore, fileName, times};
 }
@@ -362,7 +405,7 @@ try {
   process.exit(1);
 }
 const deadline = setTimeout(() => {
-  console.error('reviewer page test: FAILED: took over 90 s');
+  console.error(`reviewer page test: FAILED: took over 90 s; the last step passed: ${reached}`);
   process.exit(1);
 }, 90000);
 let code = 0;
