@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -466,7 +467,9 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
       report.notes.push_back("no quality samples: the input is synthetic, with no task to review");
     if (i == final_stage && !stop_.load() && requests.task_count() > 0) {
       std::vector<std::pair<int64_t, int64_t>> under_load;
+      std::optional<int64_t> steady_phase_id;
       if (const StepResult* steady = stage_result.Find(PhaseKind::kSteady)) {
+        steady_phase_id = steady->phase_id;
         std::set<std::string> tasks;
         for (const load::RequestRecord& r : records_) {
           if (static_cast<int64_t>(under_load.size()) >= scenario.quality.samples_under_load) break;
@@ -487,9 +490,25 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
                            .timeouts = {.connect_ms = scenario.target.timeouts.connect_ms,
                                         .first_token_ms = scenario.target.timeouts.first_token_ms,
                                         .total_ms = scenario.target.timeouts.total_ms}};
-        // Task by task from the first, so the samples at rest cover the tasks in order.
-        const load::RequestSource one_each = [&requests](int64_t n) {
-          return requests.ForTask(static_cast<size_t>(n));
+        // Task by task in the stage's order (in turns across categories): those answered under
+        // load first, so that the samples pair up; then those not sent under load; last those
+        // refused or failed under load (a restricted task is refused at rest too, and leaves no
+        // answer to review).
+        std::map<std::string, int> rank;  // 0 answered, 2 refused or failed; absent: not sent
+        for (const load::RequestRecord& r : records_) {
+          if (!steady_phase_id || r.phase_id != *steady_phase_id) continue;
+          const int here = r.outcome == load::Outcome::kOk ? 0 : 2;
+          const auto [at, added] = rank.try_emplace(r.task_id, here);
+          if (!added) at->second = std::min(at->second, here);
+        }
+        std::vector<size_t> order;
+        for (const int wanted : {0, 1, 2})
+          for (size_t t = 0; t < requests.task_count(); ++t) {
+            const auto found = rank.find(requests.ForTask(t).task_id);
+            if ((found == rank.end() ? 1 : found->second) == wanted) order.push_back(t);
+          }
+        const load::RequestSource one_each = [&requests, order](int64_t n) {
+          return requests.ForTask(order[static_cast<size_t>(n) % order.size()]);
         };
         Result<StepResult> rest =
             RunStep(stage.effective.name + " at rest", std::move(at_rest), one_each);

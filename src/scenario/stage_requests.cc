@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 #include "base/strings.h"
 
@@ -42,6 +43,23 @@ std::vector<const manifest::Task*> StageTasks(const manifest::Corpus& corpus,
     if (covered || stage.tasks == manifest::TaskSelection::kAll) tasks.push_back(&task);
   }
   return tasks;
+}
+
+std::vector<const manifest::Task*> InterleaveByCategory(
+    const std::vector<const manifest::Task*>& tasks) {
+  std::vector<std::vector<const manifest::Task*>> by_category;
+  std::map<std::string, size_t> index_of;
+  for (const manifest::Task* task : tasks) {
+    const auto [at, added] = index_of.try_emplace(task->category, by_category.size());
+    if (added) by_category.emplace_back();
+    by_category[at->second].push_back(task);
+  }
+  std::vector<const manifest::Task*> order;
+  order.reserve(tasks.size());
+  for (size_t turn = 0; order.size() < tasks.size(); ++turn)
+    for (const std::vector<const manifest::Task*>& category : by_category)
+      if (turn < category.size()) order.push_back(category[turn]);
+  return order;
 }
 
 Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
@@ -85,7 +103,7 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
   if (!bundle.corpus)
     return Status::InvalidInput("the scenario's input is the corpus, but it names none");
   std::vector<std::string> missing;
-  for (const manifest::Task* task : StageTasks(*bundle.corpus, stage)) {
+  for (const manifest::Task* task : InterleaveByCategory(StageTasks(*bundle.corpus, stage))) {
     TaskRequest request{.task = task, .headers = requests.headers_};
     if (stage.persona_credentials) {
       const manifest::Persona* persona = bundle.corpus->FindPersona(task->persona.name);

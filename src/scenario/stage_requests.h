@@ -39,7 +39,8 @@ class StageRequests {
   load::RequestSpec Probe(const manifest::Task* task, const std::string& prompt,
                           const std::optional<std::string>& bearer,
                           const std::string& persona) const;
-  /// The request for one task (quality samples at rest go task by task).
+  /// The request for the task at `task_index` (modulo the count) of the stage's order
+  /// (InterleaveByCategory); quality samples at rest go task by task from the first.
   load::RequestSpec ForTask(size_t task_index) const;
   size_t task_count() const { return tasks_.size(); }
 
@@ -66,5 +67,13 @@ std::optional<std::string> PersonaToken(const manifest::Persona& persona, bool s
 /// The tasks of `corpus` a stage sends, in corpus order.
 std::vector<const manifest::Task*> StageTasks(const manifest::Corpus& corpus,
                                               const manifest::EffectiveStage& stage);
+
+/// `tasks` in turns across their categories, the categories in the order they first appear: the
+/// first task of each category, then the second of each, and so on, each category's tasks in the
+/// order given. A stage sends its tasks in this order, so that any stretch of its requests, and
+/// its quality samples (the first tasks at rest, the first distinct ones under load), mix every
+/// category instead of holding the corpus's first categories alone.
+std::vector<const manifest::Task*> InterleaveByCategory(
+    const std::vector<const manifest::Task*>& tasks);
 
 }  // namespace stagegate::scenario

@@ -12,6 +12,7 @@
 
 #include "base/strings.h"
 #include "http_test_server.h"
+#include "manifest/bundle.h"
 #include "review/judge.h"
 #include "store/sqlite.h"
 #include "store/store.h"
@@ -95,6 +96,37 @@ void Score(const std::string& packet, const std::string& out,
     lines[i]["seconds"] = 30;
   }
   WriteJsonLines(out, lines);
+}
+
+TEST_CASE("quality samples take tasks in turns across the corpus's categories, paired",
+          "[cli][review]") {
+  testing::TempDir dir;
+  ReviewRun(dir);
+  manifest::Diagnostics diagnostics;
+  const std::optional<manifest::Bundle> bundle =
+      manifest::LoadBundle(dir / "review.yaml", diagnostics);
+  REQUIRE(bundle);
+  REQUIRE(bundle->corpus);
+  std::map<std::string, std::string> category_of;
+  for (const manifest::Task& task : bundle->corpus->tasks)
+    category_of[task.id] = task.category;
+  auto db = store::Database::Open(dir / "store.db");
+  REQUIRE(db.ok());
+  auto q = store::Statement::Prepare(
+      **db, "SELECT a.condition, r.task_id FROM answers a JOIN requests r ON r.id = a.request_id");
+  REQUIRE(q.ok());
+  std::map<std::string, std::set<std::string>> categories, tasks;  // by condition
+  while (q->Step()) {
+    categories[q->Text(0)].insert(category_of.at(q->Text(1)));
+    tasks[q->Text(0)].insert(q->Text(1));
+  }
+  // Six samples of each from five categories. The corpus lists its tasks category by category:
+  // its first six are all from one.
+  CHECK(tasks["at_rest"].size() == 6);
+  CHECK(categories["at_rest"].size() >= 4);
+  CHECK(categories["under_load"].size() >= 4);
+  // At rest the tasks answered under load come first: the same tasks, at rest and under load.
+  CHECK(tasks["at_rest"] == tasks["under_load"]);
 }
 
 TEST_CASE("export writes blinded, balanced packets and keeps the map only in the store",
