@@ -42,11 +42,8 @@ std::string LoadProfile(const json& phases) {
 }
 
 std::string FinalStageName(const json& findings) {
-  std::string name;
-  if (findings.contains("stages"))
-    for (const json& stage : findings["stages"])
-      if (!stage.value("skipped", false)) name = stage.value("name", "");
-  return name;
+  const json* stage = FinalStage(findings);
+  return stage != nullptr ? stage->value("name", "") : "";
 }
 
 double P95(std::vector<double> values) {

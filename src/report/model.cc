@@ -12,15 +12,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// The stage the release is decided on: the last one that ran.
-const json* FinalStage(const json& findings) {
-  const json* last = nullptr;
-  if (findings.contains("stages") && findings["stages"].is_array())
-    for (const json& stage : findings["stages"])
-      if (!stage.value("skipped", false)) last = &stage;
-  return last;
-}
-
 std::string Measured(const json& check) {
   const double measured = check.value("measured", 0.0), limit = check.value("limit", 0.0);
   return "measured " + FormatNumber(measured, 3) + ", limit " + FormatNumber(limit, 3);
@@ -261,6 +252,14 @@ Status AddCharts(store::Store& store, const store::RunInfo& run, const json& fin
 }
 
 }  // namespace
+
+const nlohmann::json* FinalStage(const nlohmann::json& findings) {
+  const json* last = nullptr;
+  if (findings.contains("stages") && findings["stages"].is_array())
+    for (const json& stage : findings["stages"])
+      if (!stage.value("skipped", false)) last = &stage;
+  return last;
+}
 
 Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
                                 const manifest::Bundle* bundle, bool charts) {

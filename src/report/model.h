@@ -71,6 +71,10 @@ struct ReportModel {
 Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
                                 const manifest::Bundle* bundle, bool charts = true);
 
+/// The stage the release is decided on: the last one in run.json's `stages` that ran (was not
+/// skipped); null when none did.
+const nlohmann::json* FinalStage(const nlohmann::json& findings);
+
 /// The report as JSON, schema version 1 (docs/report.md).
 nlohmann::json ReportJson(const ReportModel& model);
 /// The report as Markdown.

@@ -34,14 +34,6 @@ std::string ConditionStatus(const ReportModel& m, const std::string& condition) 
   return pending || !any ? "pending" : "pass";
 }
 
-const json* FinalStage(const json& findings) {
-  const json* last = nullptr;
-  if (findings.contains("stages") && findings["stages"].is_array())
-    for (const json& stage : findings["stages"])
-      if (!stage.value("skipped", false)) last = &stage;
-  return last;
-}
-
 const json* StepOf(const json& stage, const std::string& phase) {
   for (const json& step : stage["steps"])
     if (step.value("phase", "") == phase) return &step;
