@@ -95,6 +95,55 @@ std::string CsvField(std::string_view text) {
   return field + "\"";
 }
 
+std::vector<CsvRecord> ParseCsv(std::string_view text, int& unclosed) {
+  unclosed = 0;
+  std::vector<CsvRecord> records;
+  CsvRecord record{.line = 1};
+  std::string field;
+  bool quoted = false, any = false;
+  int line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"' && field.empty()) {
+      quoted = any = true;
+    } else if (c == ',') {
+      record.fields.push_back(std::move(field));
+      field.clear();
+      any = true;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (any || !field.empty()) {
+        record.fields.push_back(std::move(field));
+        records.push_back(std::move(record));
+      }
+      field.clear();
+      any = false;
+      record = CsvRecord{.line = ++line};
+    } else {
+      field += c;
+      any = true;
+    }
+  }
+  if (quoted) unclosed = record.line;
+  if (any || !field.empty()) {
+    record.fields.push_back(std::move(field));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
 std::string ReplaceAll(std::string text, std::string_view from, std::string_view to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);

@@ -27,6 +27,17 @@ std::string FormatNumber(double value, int max_decimals = 3);
 /// break; as it is otherwise.
 std::string CsvField(std::string_view text);
 
+/// A CSV record and the line it starts on.
+struct CsvRecord {
+  int line = 0;
+  std::vector<std::string> fields;
+};
+
+/// The records of CSV text (RFC 4180: quoted fields may hold commas, doubled quotes and line
+/// breaks; CRLF or LF; blank lines skipped). `unclosed` is set to the line of a quoted field that
+/// never closes, 0 when none.
+std::vector<CsvRecord> ParseCsv(std::string_view text, int& unclosed);
+
 /// `text` with every `from` replaced by `to` (from must not be empty).
 std::string ReplaceAll(std::string text, std::string_view from, std::string_view to);
 

@@ -39,63 +39,6 @@ struct Scored {
   std::optional<double> seconds;
 };
 
-// A CSV record and the line it starts on (RFC 4180: quoted fields may hold commas, quotes and
-// line breaks).
-struct CsvRecord {
-  int line = 0;
-  std::vector<std::string> fields;
-};
-
-// `unclosed` is set to the line of a quoted field that never closes (0 when none does).
-std::vector<CsvRecord> ParseCsv(const std::string& text, int& unclosed) {
-  unclosed = 0;
-  std::vector<CsvRecord> records;
-  CsvRecord record{.line = 1};
-  std::string field;
-  bool quoted = false, any = false;
-  int line = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"' && field.empty()) {
-      quoted = any = true;
-    } else if (c == ',') {
-      record.fields.push_back(std::move(field));
-      field.clear();
-      any = true;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      if (any || !field.empty()) {
-        record.fields.push_back(std::move(field));
-        records.push_back(std::move(record));
-      }
-      field.clear();
-      any = false;
-      record = CsvRecord{.line = ++line};
-    } else {
-      field += c;
-      any = true;
-    }
-  }
-  if (quoted) unclosed = record.line;
-  if (any || !field.empty()) {
-    record.fields.push_back(std::move(field));
-    records.push_back(std::move(record));
-  }
-  return records;
-}
-
 std::string Where(const std::string& file, int line) {
   return file + ":" + std::to_string(line);
 }

@@ -111,5 +111,27 @@ TEST_CASE("Utf8Prefix never ends inside a UTF-8 sequence", "[strings]") {
   CHECK(Utf8Prefix("\xF0\x9F\x98\x80x", 4) == "\xF0\x9F\x98\x80");
 }
 
+TEST_CASE("CSV records keep quoted commas, quotes and line breaks, with their lines", "[base]") {
+  int unclosed = -1;
+  const std::vector<CsvRecord> records =
+      ParseCsv("a,b\r\n\"x, y\",\"say \"\"hi\"\"\"\n\n\"two\nlines\",\nlast", unclosed);
+  CHECK(unclosed == 0);
+  REQUIRE(records.size() == 4);
+  CHECK(records[0].line == 1);
+  CHECK(records[0].fields == std::vector<std::string>{"a", "b"});
+  CHECK(records[1].line == 2);
+  CHECK(records[1].fields == std::vector<std::string>{"x, y", "say \"hi\""});
+  CHECK(records[2].line == 4);  // after the blank line 3
+  CHECK(records[2].fields == std::vector<std::string>{"two\nlines", ""});
+  CHECK(records[3].line == 6);
+  CHECK(records[3].fields == std::vector<std::string>{"last"});
+  // What CsvField writes, ParseCsv reads back.
+  const std::string hostile = "a \"b\", c\nd";
+  CHECK(ParseCsv(CsvField(hostile) + "," + CsvField("plain"), unclosed)[0].fields ==
+        std::vector<std::string>{hostile, "plain"});
+  ParseCsv("ok\n\"open,\nstill open", unclosed);
+  CHECK(unclosed == 2);
+}
+
 }  // namespace
 }  // namespace stagegate

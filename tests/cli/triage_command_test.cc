@@ -53,34 +53,11 @@ Ran Triage(const testing::TempDir& dir, const std::string& run,
 
 // RFC 4180 records; the first is the header.
 std::vector<std::vector<std::string>> CsvRecords(const std::string& text) {
-  std::vector<std::vector<std::string>> records(1);
-  std::string field;
-  bool quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      records.back().push_back(std::move(field));
-      field.clear();
-    } else if (c == '\n') {
-      records.back().push_back(std::move(field));
-      field.clear();
-      records.emplace_back();
-    } else {
-      field += c;
-    }
-  }
-  records.pop_back();  // after the last line break
+  int unclosed = 0;
+  std::vector<std::vector<std::string>> records;
+  for (CsvRecord& record : ParseCsv(text, unclosed))
+    records.push_back(std::move(record.fields));
+  CHECK(unclosed == 0);
   return records;
 }
 
