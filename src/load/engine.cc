@@ -47,6 +47,8 @@ LiveSnapshot Snapshot(const std::vector<std::unique_ptr<LiveCounters>>& counters
     }
   }
   snapshot.elapsed_s = static_cast<double>(now - phase_start) / 1e9;
+  snapshot.phase_start_ns = phase_start;
+  snapshot.now_ns = now;
   if (arrivals.empty()) {
     snapshot.offered = snapshot.sent;
   } else {
@@ -172,15 +174,16 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
       all_done.wait_for(lock, std::chrono::milliseconds(control.tick_ms));
       if (running > 0 && (control.on_tick || control.on_records)) {
         lock.unlock();
-        if (control.on_tick)
-          control.on_tick(Snapshot(counters, arrivals, phase_start,
-                                   control.clock->NowNs() - control.origin_ns));
+        // Records first, so that a tick sees every record finished before its snapshot.
         if (control.on_records) {
           std::vector<RequestRecord> finished;
           for (const auto& worker : pool)
             worker->CopyNewRecords(finished);
           if (!finished.empty()) control.on_records(std::move(finished));
         }
+        if (control.on_tick)
+          control.on_tick(Snapshot(counters, arrivals, phase_start,
+                                   control.clock->NowNs() - control.origin_ns));
         lock.lock();
       }
     }

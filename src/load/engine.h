@@ -68,6 +68,7 @@ struct alignas(64) LiveCounters {
 struct LiveSnapshot {
   int64_t sent = 0, done = 0, failed = 0, dropped = 0, offered = 0;
   double elapsed_s = 0;
+  int64_t phase_start_ns = 0, now_ns = 0;  // run time: the schedule's time zero, and now
   std::optional<double> ttft_p50_ms, ttft_p95_ms;
 };
 
@@ -93,7 +94,11 @@ struct RunControl {
   /// Set (from any thread, or a signal handler) to stop sending: requests in flight get the
   /// grace period, then are cancelled.
   const std::atomic<bool>* stop = nullptr;
-  /// Called on the calling thread about every `tick_ms` while the phase runs.
+  /// Set (from on_records or on_tick) to end the schedule early, as if it had run out: nothing
+  /// more is sent, arrivals queued under a cap are recorded as cancelled, and requests in flight
+  /// get the grace period. Unlike `stop`, the phase is not interrupted.
+  const std::atomic<bool>* end_schedule = nullptr;
+  /// Called on the calling thread about every `tick_ms` while the phase runs, after on_records.
   std::function<void(const LiveSnapshot&)> on_tick;
   /// When set, called on the calling thread about every `tick_ms` with copies of the records
   /// finished since the last call, so they can be kept (in the store) before the phase ends.

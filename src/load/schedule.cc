@@ -157,6 +157,9 @@ std::vector<std::string> Validate(const OpenLoopOptions& options) {
     problems.push_back("'duration_s' must be a number > 0, got " + Num(*options.duration_s));
   if (options.requests && *options.requests < 1)
     problems.push_back("'requests' must be at least 1, got " + std::to_string(*options.requests));
+  if (options.exact_count_s &&
+      (!std::isfinite(*options.exact_count_s) || *options.exact_count_s <= 0))
+    problems.push_back("'exact_count_s' must be a number > 0, got " + Num(*options.exact_count_s));
   CheckSpikes(options.spikes, problems);
   if (Status shard = ValidateShard(options.shard); !shard.ok()) problems.push_back(shard.message());
   return problems;
@@ -305,9 +308,26 @@ Result<std::vector<Arrival>> BuildOpenLoop(const OpenLoopOptions& options) {
   Random random(options.seed);
   std::vector<Arrival> arrivals;
   arrivals.reserve(static_cast<size_t>(expected / static_cast<double>(options.shard.count)) + 1);
+  // Conditioned on its count: the operational times of `count` arrivals and of the one after,
+  // scaled so that the one after falls at exact_count_s; the process goes on from there.
+  std::vector<double> exact;
+  if (options.exact_count_s) {
+    const double total = curve->CumulativeAt(*options.exact_count_s);
+    const auto count = std::max<int64_t>(1, std::llround(total));
+    exact.reserve(static_cast<size_t>(count) + 1);
+    exact.push_back(0);
+    for (int64_t k = 0; k < count; ++k)
+      exact.push_back(exact.back() + Gap(options, random));
+    const double scale = total / exact.back();
+    for (double& position : exact)
+      position *= scale;
+  }
   double u = 0;
   for (int64_t sequence = 0; sequence < limit; ++sequence) {
-    if (sequence > 0) u += Gap(options, random);
+    if (sequence < static_cast<int64_t>(exact.size()))
+      u = exact[static_cast<size_t>(sequence)];
+    else if (sequence > 0)
+      u += Gap(options, random);
     const std::optional<double> t = curve->TimeOf(u);
     if (!t) break;
     if (*t > kMaxSeconds)

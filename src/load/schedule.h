@@ -114,6 +114,12 @@ struct OpenLoopOptions {
   std::optional<int64_t> requests;   // at most this many arrivals (before sharding)
   uint64_t seed = 0;
   Shard shard;
+  /// Exactly round(∫ rate over [0, exact_count_s)) arrivals (at least 1) before this time: their
+  /// operational times are drawn as usual and scaled so that the next one falls at exactly
+  /// exact_count_s, from where the process goes on as usual (to duration_s): the process
+  /// conditioned on its count. A level of a capacity sweep then offers its nominal rate over the
+  /// time it surely runs, not a draw 10% above or below it; the gaps keep their shape.
+  std::optional<double> exact_count_s;
 };
 
 /// One scheduled send.

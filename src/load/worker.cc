@@ -73,7 +73,14 @@ Status Worker::Run() {
         Drop(waiting, "cancelled: queued when the run stopped", false);
       queue_.clear();
     }
-    if (!stopping_) Dispatch(now);
+    if (!stopping_ && !ending_ && control_.end_schedule != nullptr &&
+        control_.end_schedule->load(std::memory_order_relaxed)) {
+      ending_ = true;
+      for (const Arrival& waiting : queue_)
+        Drop(waiting, "cancelled: queued when the level ended early", false);
+      queue_.clear();
+    }
+    if (!stopping_ && !ending_) Dispatch(now);
     if (!MoreToSend()) {
       if (!grace_end) grace_end = now + static_cast<int64_t>(options_.grace_s * 1e9);
       if (in_flight_.empty()) break;
@@ -92,7 +99,7 @@ Status Worker::Run() {
     Reap();
 
     int64_t deadline = send_budget_spent_ ? now : next_scan;
-    if (!stopping_ && !plan_.closed_loop && next_arrival_ < plan_.arrivals.size())
+    if (!stopping_ && !ending_ && !plan_.closed_loop && next_arrival_ < plan_.arrivals.size())
       deadline = std::min(deadline, plan_.arrivals[next_arrival_].intended_ns);
     if (grace_end) deadline = std::min(deadline, *grace_end);
     transport_->WaitAndDrive(deadline + control_.origin_ns, kMaxWaitMs);
@@ -104,7 +111,7 @@ Status Worker::Run() {
 }
 
 bool Worker::MoreToSend() const {
-  if (stopping_) return false;
+  if (stopping_ || ending_) return false;
   if (!plan_.closed_loop) return next_arrival_ < plan_.arrivals.size() || !queue_.empty();
   if (plan_.slots == 0) return false;  // a shard with no share of the concurrency
   if (Now() >= plan_.end_ns) return false;

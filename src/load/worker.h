@@ -84,6 +84,7 @@ class Worker {
   size_t next_arrival_ = 0;
   int64_t next_round_ = 0;  // closed loop: the next round of sequences for this worker
   bool stopping_ = false;
+  bool ending_ = false;             // the schedule was ended early (RunControl::end_schedule)
   bool send_budget_spent_ = false;  // Dispatch stopped with sends still due
   double cpu_s_ = 0;
   double idle_poll_s_ = 0;

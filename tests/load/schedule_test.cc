@@ -127,6 +127,66 @@ TEST_CASE("A gamma schedule's gaps have CV 1/sqrt(burstiness)", "[load]") {
   }
 }
 
+TEST_CASE("exact_count_s offers the nominal rate exactly, keeping the gaps' shape", "[load]") {
+  // Over 10 s at 16 req/s a Poisson draw holds 160 +- 13 arrivals; conditioned on its count, 160.
+  int64_t far_off = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    INFO("seed " << seed);
+    const Arrivals drawn =
+        Build({.rate = 16, .process = ArrivalProcess::kPoisson, .duration_s = 10, .seed = seed});
+    far_off += std::abs(static_cast<int64_t>(drawn.size()) - 160) > 8 ? 1 : 0;
+    const Arrivals exact = Build({.rate = 16,
+                                  .process = ArrivalProcess::kPoisson,
+                                  .duration_s = 10,
+                                  .seed = seed,
+                                  .exact_count_s = 10});
+    CHECK(exact.size() == 160u);
+    CHECK(exact.front().intended_ns == 0);
+    CHECK(exact.back().intended_ns < 10'000'000'000);
+    CHECK(SortedInTime(exact));
+  }
+  CHECK(far_off >= 5);  // without it, a level is often 5% or more off its rate
+  // Still Poisson: exponential gaps, CV 1, over a long schedule.
+  const Arrivals poisson = Build({.rate = 50,
+                                  .process = ArrivalProcess::kPoisson,
+                                  .duration_s = 1000,
+                                  .seed = 7,
+                                  .exact_count_s = 1000});
+  REQUIRE(poisson.size() == 50'000u);
+  CHECK(Cv(Gaps(poisson)) == Approx(1).epsilon(0.03));
+  // A constant schedule is what it was; the request limit still applies.
+  CHECK(Build({.rate = 4, .duration_s = 2, .exact_count_s = 2}) ==
+        Build({.rate = 4, .duration_s = 2}));
+  CHECK(Build({.rate = 16,
+               .process = ArrivalProcess::kPoisson,
+               .duration_s = 10,
+               .requests = 20,
+               .seed = 3,
+               .exact_count_s = 10})
+            .size() == 20u);
+  // With a ramp, the count is the integral of the rate: 0 to 20 req/s over 10 s is 100.
+  CHECK(Build({.rate = 0.001,
+               .process = ArrivalProcess::kPoisson,
+               .ramp_to = 20,
+               .duration_s = 10,
+               .seed = 5,
+               .exact_count_s = 10})
+            .size() == 100u);
+  // Exact over the first 10 s of a 30 s schedule; after that, the process as usual.
+  const Arrivals longer = Build({.rate = 16,
+                                 .process = ArrivalProcess::kPoisson,
+                                 .duration_s = 30,
+                                 .seed = 9,
+                                 .exact_count_s = 10});
+  CHECK(std::count_if(longer.begin(), longer.end(),
+                      [](const Arrival& a) { return a.intended_ns < 10'000'000'000; }) == 160);
+  CHECK(longer.size() > 400u);
+  CHECK(longer.size() < 560u);
+  CHECK(SortedInTime(longer));
+  CHECK(BuildError({.rate = 1, .duration_s = 1, .exact_count_s = -1}) ==
+        "'exact_count_s' must be a number > 0, got -1");
+}
+
 TEST_CASE("A schedule is a function of its options and seed", "[load]") {
   for (ArrivalProcess process : {ArrivalProcess::kPoisson, ArrivalProcess::kGamma}) {
     const OpenLoopOptions options{
