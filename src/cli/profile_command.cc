@@ -21,6 +21,10 @@
 #include "load/synthetic.h"
 #include "load/trace.h"
 #include "manifest/corpus.h"
+#include "scenario/capacity_search.h"
+#include "scenario/findings.h"
+#include "scenario/level_judge.h"
+#include "scenario/step_runner.h"
 #include "store/store.h"
 
 namespace stagegate::cli {
@@ -109,7 +113,36 @@ class ProfileCommand : public Command {
     app.add_option(
         "--api-key-env", api_key_env_,
         "Environment variable holding the API key (sent as a Bearer token, never stored)");
-    app.add_option("--slo", slo_, "SLOs for goodput, e.g. ttft_ms:500,e2e_ms:4000");
+    app.add_option("--slo", slo_,
+                   "SLOs, e.g. ttft_ms:500,e2e_ms:4000: goodput counts the requests meeting "
+                   "every one, and a level holds them when each metric's --slo-percentile does; "
+                   "with --slo the exit code is a gate (1 when a level misses)");
+    app.add_option("--slo-percentile", slo_percentile_,
+                   "The percentile of each --slo metric a level must keep under its limit")
+        ->check(CLI::Range(1.0, 100.0))
+        ->capture_default_str();
+    app.add_flag("--search", search_,
+                 "Find the sustained request rate: from --search-from, doubling until a level is "
+                 "not sustained or misses an SLO, then bisecting to --search-resolution");
+    app.add_option("--search-from", search_from_, "Request rate the search starts at")
+        ->capture_default_str();
+    app.add_option("--search-up-to", search_up_to_, "Highest request rate the search tries");
+    app.add_option("--search-resolution", search_resolution_,
+                   "Bisect until the first miss is within this share above the last pass")
+        ->check(CLI::Range(0.01, 1.0))
+        ->capture_default_str();
+    app.add_option("--max-duration", max_duration_s_,
+                   "Seconds a level may run on past --duration while too short to tell whether it "
+                   "was sustained");
+    app.add_option("--min-completed", min_completed_,
+                   "Completed requests a level needs before it can pass")
+        ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}))
+        ->capture_default_str();
+    app.add_option("--keep-pace", keep_pace_,
+                   "Share of arrivals a level must complete over its arrival window to be "
+                   "sustained")
+        ->check(CLI::Range(0.01, 1.0))
+        ->capture_default_str();
     app.add_option("--seed", seed_, "Seed of schedules and synthetic prompts")
         ->capture_default_str();
     app.add_option("--workers", workers_, "Worker threads (0: one per hardware thread)")
@@ -145,20 +178,12 @@ class ProfileCommand : public Command {
     load::LoadOptions options;
     std::optional<double> offered_rate;
   };
-  // What every level of one run shares.
-  struct RunContext {
-    const std::string& run_id;
-    store::Store& store;
-    console::Console& console;
-    const Clock& clock;
-    int64_t origin_ns = 0;
-    std::atomic<bool>& stop;
-    std::vector<load::RequestRecord>& records;  // every level's, for requests.jsonl
-  };
-
   Status Prepare();
   Status PlanLevels();
-  Result<ProfileLevel> RunLevel(const LevelPlan& plan, int64_t ordinal, const RunContext& context);
+  Result<LevelPlan> PlanLevel(const std::string& kind, double value) const;
+  Result<ProfileLevel> RunLevel(const LevelPlan& plan, scenario::StepRunner& steps);
+  /// Levels are ended early once decided, and judged as a gate, only when asked for.
+  bool Gating() const { return search_ || !slos_.empty(); }
   load::RequestSpec MakeRequest(int64_t sequence) const;
   Result<std::vector<load::Arrival>> Schedule(double rate) const;
   json Config() const;
@@ -185,6 +210,14 @@ class ProfileCommand : public Command {
   std::vector<std::string> headers_;
   std::string api_key_env_;
   std::string slo_;
+  double slo_percentile_ = 95;
+  bool search_ = false;
+  double search_from_ = 1;
+  std::optional<double> search_up_to_;
+  double search_resolution_ = 0.1;
+  std::optional<double> max_duration_s_;
+  int64_t min_completed_ = 30;
+  double keep_pace_ = 0.95;
   uint64_t seed_ = 1;
   int workers_ = 0;
   bool busy_poll_ = false;
@@ -204,6 +237,8 @@ class ProfileCommand : public Command {
   load::Shard shard_;
   std::string endpoint_url_;
   std::vector<LevelPlan> plans_;
+  scenario::LevelCriteria criteria_;          // every level's, but for its duration
+  std::vector<load::RequestRecord> records_;  // every level's, for requests.jsonl
 };
 
 Status ProfileCommand::Prepare() {
@@ -213,7 +248,28 @@ Status ProfileCommand::Prepare() {
   };
   const int modes = !concurrency_.empty() + !rates_.empty() + !trace_.empty();
   if (modes > 1) errors.push_back("give one of --concurrency, --request-rate and --trace");
-  if (modes == 0) concurrency_ = {1};
+  if (search_) {
+    if (!concurrency_.empty() || !trace_.empty())
+      errors.push_back("--search finds a request rate: it does not take --concurrency or --trace");
+    if (rates_.size() > 1)
+      errors.push_back("--search chooses its own levels: give where it starts with --search-from");
+    if (rates_.size() == 1) search_from_ = rates_.front();
+    if (!(search_from_ > 0) || !std::isfinite(search_from_))
+      errors.push_back("--search-from must be above 0");
+    if (search_up_to_ && !(*search_up_to_ >= search_from_))
+      errors.push_back("--search-up-to must be at least where the search starts");
+    rates_.clear();
+    if (!requests_ && !duration_s_) duration_s_ = 20;
+  } else {
+    for (const auto& [given, flag] : {std::pair{search_up_to_.has_value(), "--search-up-to"},
+                                      {search_resolution_ != 0.1, "--search-resolution"}})
+      if (given) errors.push_back(std::string(flag) + " applies only with --search");
+    if (modes == 0) concurrency_ = {1};
+  }
+  if (max_duration_s_ && !(*max_duration_s_ > 0 && *max_duration_s_ <= 86'400))
+    errors.push_back("--max-duration must be above 0 and at most 86400");
+  if (max_duration_s_ && duration_s_ && *max_duration_s_ < *duration_s_)
+    errors.push_back("--max-duration is shorter than --duration");
   for (int64_t c : concurrency_)
     if (c < 1) errors.push_back("--concurrency levels must be at least 1");
   if (!shard_text_.empty())
@@ -246,6 +302,19 @@ Status ProfileCommand::Prepare() {
   Result<std::vector<load::Slo>> slos = load::ParseSlos(slo_);
   check(slos.status());
   if (slos.ok()) slos_ = *slos;
+  if (slos.ok()) {
+    // Each SLO becomes a threshold at --slo-percentile, as a scenario's thresholds are.
+    for (const load::Slo& slo : *slos) {
+      const std::string name = slo.metric.substr(0, slo.metric.size() - 3);
+      for (const auto& [metric, metric_name] : manifest::kLatencyMetricNames)
+        if (metric_name == name)
+          criteria_.thresholds.latency.push_back(
+              {.metric = metric, .percentile = slo_percentile_, .max_ms = slo.max_ms});
+    }
+  }
+  criteria_.min_share = keep_pace_;
+  criteria_.min_completed = min_completed_;
+  criteria_.max_duration_s = max_duration_s_;
   if (!shard_text_.empty()) {
     Result<load::Shard> shard = load::ParseShard(shard_text_);
     check(shard.status());
@@ -274,6 +343,7 @@ Status ProfileCommand::Prepare() {
       errors.push_back(d.ToString());
     if (corpus_ && corpus_->tasks.empty())
       errors.push_back(corpus_dir_ + ": the corpus has no tasks");
+    if (corpus_) criteria_.refusal_tasks = scenario::RefusalTasks(*corpus_);
   }
   if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
 
@@ -329,15 +399,18 @@ Result<std::vector<load::Arrival>> ProfileCommand::Schedule(double rate) const {
                                                         : load::ArrivalProcess::kPoisson;
   std::optional<int64_t> count = requests_;
   if (count) *count += warmup_;
+  // A level that may run on until it can tell is planned for its longest.
   return load::BuildOpenLoop({.rate = rate,
                               .process = process,
                               .burstiness = burstiness_,
                               .ramp_to = ramp_to_,
                               .spikes = rate_spikes_,
-                              .duration_s = duration_s_,
+                              .duration_s = max_duration_s_ ? max_duration_s_ : duration_s_,
                               .requests = count,
                               .seed = seed_,
-                              .shard = shard_});
+                              .shard = shard_,
+                              // Judged levels offer their nominal rate exactly.
+                              .exact_count_s = Gating() ? duration_s_ : std::nullopt});
 }
 
 json ProfileCommand::Config() const {
@@ -385,6 +458,36 @@ json ProfileCommand::Config() const {
             {"total", timeouts_.total_ms}}}};
 }
 
+Result<ProfileCommand::LevelPlan> ProfileCommand::PlanLevel(const std::string& kind,
+                                                            double value) const {
+  LevelPlan plan{.kind = kind, .value = value};
+  plan.options = {
+      .max_concurrency = max_concurrency_,
+      .when_full = when_full_ == "drop" ? load::WhenFull::kDrop : load::WhenFull::kQueue,
+      .warmup_requests = warmup_,
+      .grace_s = grace_s_,
+      .workers = workers_,
+      .busy_poll = busy_poll_,
+      .receive_times =
+          receive_times_ == "read" ? load::ReceiveTimes::kRead : load::ReceiveTimes::kKernel,
+      .shard = shard_,
+      .timeouts = timeouts_};
+  if (kind == "concurrency") {
+    plan.options.concurrency = static_cast<int64_t>(value);
+    if (requests_) plan.options.requests = *requests_ + warmup_;
+    plan.options.duration_s = max_duration_s_ ? max_duration_s_ : duration_s_;
+    return plan;
+  }
+  Result<std::vector<load::Arrival>> arrivals = Schedule(value);
+  if (!arrivals.ok()) return arrivals.status();
+  plan.options.arrivals = std::move(*arrivals);
+  const std::vector<load::Arrival>& a = plan.options.arrivals;
+  if (a.size() > 1 && a.back().intended_ns > a.front().intended_ns)
+    plan.offered_rate = static_cast<double>(a.size() - 1) /
+                        (static_cast<double>(a.back().intended_ns - a.front().intended_ns) / 1e9);
+  return plan;
+}
+
 Status ProfileCommand::PlanLevels() {
   std::vector<std::pair<std::string, double>> levels;
   for (int64_t c : concurrency_)
@@ -392,89 +495,63 @@ Status ProfileCommand::PlanLevels() {
   for (double r : rates_)
     levels.push_back({"request_rate", r});
   if (!trace_entries_.empty()) levels.push_back({"trace", speedup_});
+  // A search plans its first level here, so a schedule it cannot build fails before the store.
+  if (search_) levels.push_back({"request_rate", search_from_});
   for (const auto& [kind, value] : levels) {
-    LevelPlan plan{.kind = kind, .value = value};
-    plan.options = {
-        .max_concurrency = max_concurrency_,
-        .when_full = when_full_ == "drop" ? load::WhenFull::kDrop : load::WhenFull::kQueue,
-        .warmup_requests = warmup_,
-        .grace_s = grace_s_,
-        .workers = workers_,
-        .busy_poll = busy_poll_,
-        .receive_times =
-            receive_times_ == "read" ? load::ReceiveTimes::kRead : load::ReceiveTimes::kKernel,
-        .shard = shard_,
-        .timeouts = timeouts_};
-    if (kind == "concurrency") {
-      plan.options.concurrency = static_cast<int64_t>(value);
-      if (requests_) plan.options.requests = *requests_ + warmup_;
-      plan.options.duration_s = duration_s_;
-    } else {
-      Result<std::vector<load::Arrival>> arrivals = Schedule(value);
-      if (!arrivals.ok()) return arrivals.status();
-      plan.options.arrivals = std::move(*arrivals);
-      const std::vector<load::Arrival>& a = plan.options.arrivals;
-      if (a.size() > 1 && a.back().intended_ns > a.front().intended_ns)
-        plan.offered_rate =
-            static_cast<double>(a.size() - 1) /
-            (static_cast<double>(a.back().intended_ns - a.front().intended_ns) / 1e9);
-    }
-    plans_.push_back(std::move(plan));
+    Result<LevelPlan> plan = PlanLevel(kind, value);
+    if (!plan.ok()) return plan.status();
+    plans_.push_back(std::move(*plan));
   }
   return Status::Ok();
 }
 
-Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, int64_t ordinal,
-                                              const RunContext& context) {
-  store::PhaseInfo phase{.run_id = context.run_id,
-                         .ordinal = ordinal,
-                         .stage = "profile",
-                         .phase = plan.kind,
-                         .level = plan.value,
-                         .status = "running"};
-  Result<int64_t> phase_id = context.store.AddPhase(phase);
-  if (!phase_id.ok()) return phase_id.status();
-
+Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::StepRunner& steps) {
   const std::string label = plan.kind == "concurrency" ? "c=" + FormatNumber(plan.value, 0)
                             : plan.kind == "trace"     ? "trace x" + FormatNumber(plan.value, 2)
                                                        : FormatNumber(plan.value, 2) + "/s";
-  load::RunControl control{
-      .clock = &context.clock, .origin_ns = context.origin_ns, .stop = &context.stop};
-  control.on_tick = load::ProgressLine(context.console, context.clock, label);
   const load::RequestSource source = [this](int64_t sequence) { return MakeRequest(sequence); };
-  Result<load::LoadResult> result = load::RunLoad(plan.options, source, control);
-  context.console.EndProgress();
-  if (!result.ok()) return result.status();
-
-  for (load::RequestRecord& record : result->records) {
-    record.run_id = context.run_id;
-    record.phase_id = *phase_id;
-  }
-  SG_RETURN_IF_ERROR(context.store.AddRequestsInBatches(result->records));
-  SG_RETURN_IF_ERROR(context.store.FinishPhase(*phase_id, result->started_ns, result->ended_ns,
-                                               result->interrupted ? "interrupted" : "complete"));
+  const bool open_loop = plan.kind != "concurrency";
+  const std::vector<load::Arrival>& arrivals = plan.options.arrivals;
+  // The level's own duration: what was asked for, or how long its schedule of requests lasts.
+  scenario::LevelCriteria criteria = criteria_;
+  criteria.duration_s = duration_s_.value_or(
+      arrivals.empty() ? 0 : static_cast<double>(arrivals.back().intended_ns) / 1e9);
+  std::string ended_because;
+  const int64_t planned =
+      open_loop ? static_cast<int64_t>(arrivals.size()) : plan.options.requests.value_or(0);
+  Result<scenario::StepRunner::Ran> ran =
+      steps.Run({.stage = "profile",
+                 .phase = plan.kind,
+                 .level = plan.value,
+                 .label = label,
+                 .options = plan.options,
+                 .source = source,
+                 .end_early = Gating() || max_duration_s_
+                                  ? scenario::LevelController(criteria, open_loop, arrivals,
+                                                              planned, ended_because)
+                                  : scenario::StepRunner::EndEarly()});
+  if (!ran.ok()) return ran.status();
+  load::LoadResult& result = ran->load;
   ProfileLevel level{.kind = plan.kind,
                      .value = plan.value,
-                     .metrics = load::ComputeMetrics(result->records, slos_),
+                     .metrics = load::ComputeMetrics(result.records, slos_),
                      .offered_rate = plan.offered_rate,
-                     .wall_s = static_cast<double>(result->ended_ns - result->started_ns) / 1e9,
-                     .client_cpu_s = result->client_cpu_s,
-                     .idle_poll_s = result->idle_poll_s,
-                     .workers = result->workers,
-                     .dropped = result->dropped,
-                     .interrupted = result->interrupted,
+                     .wall_s = static_cast<double>(result.ended_ns - result.started_ns) / 1e9,
+                     .client_cpu_s = result.client_cpu_s,
+                     .idle_poll_s = result.idle_poll_s,
+                     .workers = result.workers,
+                     .dropped = result.dropped,
+                     .interrupted = result.interrupted,
                      .receive_times = plan.options.receive_times,
-                     .receive = result->receive};
-  for (double busy : result->worker_busy)
+                     .receive = result.receive};
+  level.judgement = scenario::JudgeLevel(result.records, level.metrics, {}, criteria, open_loop,
+                                         result.started_ns, ran->ended_early ? ended_because : "");
+  for (double busy : result.worker_busy)
     level.max_worker_busy = std::max(level.max_worker_busy, busy);
   CheckClient(level);
-  if (context.records.empty()) {
-    context.records = std::move(result->records);
-  } else {
-    context.records.reserve(context.records.size() + result->records.size());
-    for (load::RequestRecord& record : result->records)
-      context.records.push_back(std::move(record));
-  }
+  records_.reserve(records_.size() + result.records.size());
+  for (load::RequestRecord& record : result.records)
+    records_.push_back(std::move(record));
   return level;
 }
 
@@ -518,23 +595,52 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
 
   std::atomic<bool> stop{false};
   StopOnSignal stop_on_signal(stop);
-  std::vector<load::RequestRecord> records;
-  RunContext context{.run_id = run_id,
-                     .store = **store,
-                     .console = console,
-                     .clock = SteadyClock::Get(),
-                     .origin_ns = SteadyClock::Get().NowNs(),
-                     .stop = stop,
-                     .records = records};
+  scenario::StepRunner steps({.run_id = run_id,
+                              .store = **store,
+                              .console = console,
+                              .clock = SteadyClock::Get(),
+                              .origin_ns = SteadyClock::Get().NowNs(),
+                              .stop = stop});
   std::vector<ProfileLevel> levels;
-  bool interrupted = false;
-  for (size_t ordinal = 0; ordinal < plans_.size() && !stop.load(); ++ordinal) {
-    Result<ProfileLevel> level = RunLevel(plans_[ordinal], static_cast<int64_t>(ordinal), context);
-    if (!level.ok()) return fail(level.status(), ExitCode::kRuntimeFailure);
-    interrupted = interrupted || level->interrupted;
-    levels.push_back(std::move(*level));
+  const auto fail_run = [&](const Status& status) {
+    return fail(status, ExitCode::kRuntimeFailure);
+  };
+  std::optional<scenario::SweepResult> sweep;
+  if (search_) {
+    const scenario::RunLevel run_level = [&](double rate) -> Result<stats::LevelOutcome> {
+      Result<LevelPlan> plan =
+          levels.empty() ? Result<LevelPlan>(plans_.front()) : PlanLevel("request_rate", rate);
+      if (!plan.ok()) return plan.status();
+      Result<ProfileLevel> level = RunLevel(*plan, steps);
+      if (!level.ok()) return level.status();
+      levels.push_back(std::move(*level));
+      return scenario::OutcomeOf(rate, *levels.back().judgement, levels.back().metrics);
+    };
+    Result<scenario::SweepResult> searched = scenario::RunSweep({.search = true,
+                                                                 .start = search_from_,
+                                                                 .max_level = search_up_to_,
+                                                                 .resolution = search_resolution_},
+                                                                run_level, stop);
+    if (!searched.ok()) return fail_run(searched.status());
+    sweep = std::move(*searched);
+  } else {
+    for (size_t ordinal = 0; ordinal < plans_.size() && !stop.load(); ++ordinal) {
+      Result<ProfileLevel> level = RunLevel(plans_[ordinal], steps);
+      if (!level.ok()) return fail_run(level.status());
+      levels.push_back(std::move(*level));
+    }
+    // The capacity finding of fixed levels of one kind (rates or concurrencies).
+    if (trace_entries_.empty() && !levels.empty()) {
+      sweep.emplace();
+      for (const ProfileLevel& level : levels)
+        sweep->outcomes.push_back(
+            scenario::OutcomeOf(level.value, *level.judgement, level.metrics));
+      sweep->finding = stats::FindCapacity(sweep->outcomes);
+    }
   }
-  interrupted = interrupted || stop.load();
+  bool interrupted = stop.load();
+  for (const ProfileLevel& level : levels)
+    interrupted = interrupted || level.interrupted;
 
   for (const std::string& line : ProfileTable(levels))
     console.Line(line);
@@ -546,11 +652,15 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
     for (const std::string& warning : level.metrics.warnings)
       console.Line("  note: " + warning);
   }
+  const std::string unit = concurrency_.empty() ? "req/s" : "concurrent";
+  for (const std::string& line : CapacityLines(levels, sweep, unit, search_))
+    console.Line(line);
   json profile = ProfileJson(config, fingerprint, run_id, levels, interrupted);
+  if (sweep) profile["capacity"] = scenario::CapacityJson(*sweep, !concurrency_.empty(), search_);
   // Record times are ns from this steady-clock reading (CLOCK_MONOTONIC), so they can be set
   // beside a server's own timestamps on the same machine.
-  profile["origin_steady_ns"] = context.origin_ns;
-  if (Status written = WriteOutputs(out_dir, profile, levels, records); !written.ok())
+  profile["origin_steady_ns"] = steps.context().origin_ns;
+  if (Status written = WriteOutputs(out_dir, profile, levels, records_); !written.ok())
     return fail(written, ExitCode::kRuntimeFailure);
   if (Status marked = (*store)->SetRunStatus(
           run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
@@ -560,7 +670,20 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   console.Line("run " + run_id + (interrupted ? " (interrupted)" : ""));
   console.Line("wrote " + out_dir + "/profile.json, " + out_dir + "/profile.csv, " + out_dir +
                "/requests.jsonl; store " + db_path);
-  return interrupted ? ExitCode::kInterrupted : ExitCode::kOk;
+  if (interrupted) return ExitCode::kInterrupted;
+  if (!Gating()) return ExitCode::kOk;
+  // The gate: a search must find a sustained rate; fixed levels must all hold their SLOs.
+  if (search_) {
+    if (!sweep->finding.holds_up_to) return ExitCode::kGateFailed;
+    return sweep->finding.inconclusive ? ExitCode::kPending : ExitCode::kOk;
+  }
+  bool inconclusive = false;
+  for (const ProfileLevel& level : levels) {
+    if (level.judgement->verdict == scenario::LevelVerdict::kFail) return ExitCode::kGateFailed;
+    inconclusive =
+        inconclusive || level.judgement->verdict == scenario::LevelVerdict::kInconclusive;
+  }
+  return inconclusive ? ExitCode::kPending : ExitCode::kOk;
 }
 
 }  // namespace

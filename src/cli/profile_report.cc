@@ -97,9 +97,9 @@ void CheckClient(ProfileLevel& level) {
 }
 
 std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels) {
-  const std::vector<std::string> header = {"level",    "ok/offered", "req/s",  "tok/s",   "goodput",
-                                           "ttft p50", "p95",        "p99",    "itl p50", "p95",
-                                           "e2e p50",  "p95",        "lag p99"};
+  const std::vector<std::string> header = {
+      "level", "ok/offered", "req/s", "tok/s",   "goodput", "ttft p50", "p95",
+      "p99",   "itl p50",    "p95",   "e2e p50", "p95",     "lag p99",  "level"};
   std::vector<std::vector<std::string>> rows;
   for (const ProfileLevel& level : levels) {
     const load::PhaseMetrics& m = level.metrics;
@@ -108,8 +108,8 @@ std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels) {
                     FormatNumber(m.request_throughput, 2),
                     FormatNumber(m.output_token_throughput, 1), FormatNumber(m.goodput, 2),
                     Ms(m.ttft_ms, 50), Ms(m.ttft_ms, 95), Ms(m.ttft_ms, 99), Ms(m.itl_ms, 50),
-                    Ms(m.itl_ms, 95), Ms(m.e2e_ms, 50), Ms(m.e2e_ms, 95),
-                    Ms(m.schedule_lag_ms, 99)});
+                    Ms(m.itl_ms, 95), Ms(m.e2e_ms, 50), Ms(m.e2e_ms, 95), Ms(m.schedule_lag_ms, 99),
+                    level.judgement ? scenario::VerdictName(level.judgement->verdict) : ""});
   }
   std::vector<std::string> lines = console::FormatTable(header, rows);
   lines.front() += "   (latencies in ms)";
@@ -167,6 +167,7 @@ nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fing
     row["kind"] = level.kind;
     row["value"] = level.value;
     row["interrupted"] = level.interrupted;
+    if (level.judgement) row["judgement"] = scenario::LevelJudgementJson(*level.judgement);
     row["self_check"] = {
         {"offered_rate", level.offered_rate ? nlohmann::json(*level.offered_rate) : nullptr},
         {"achieved_rate", level.metrics.achieved_rate},
@@ -189,10 +190,31 @@ nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fing
   return out;
 }
 
+std::vector<std::string> CapacityLines(const std::vector<ProfileLevel>& levels,
+                                       const std::optional<scenario::SweepResult>& sweep,
+                                       const std::string& unit, bool search) {
+  if (!sweep) return {};
+  const stats::CapacityFinding& c = sweep->finding;
+  std::vector<std::string> lines = {"capacity: " +
+                                    stats::DescribeCapacity(c, sweep->outcomes, unit)};
+  if (c.holds_up_to)
+    lines.push_back("  at " + FormatNumber(*c.holds_up_to, 6) + " " + unit + ": goodput " +
+                    FormatNumber(c.goodput, 2) + " req/s, " +
+                    FormatNumber(c.output_tokens_per_s, 0) + " output tokens/s");
+  for (const ProfileLevel& level : levels)
+    if (level.judgement && level.judgement->verdict != scenario::LevelVerdict::kPass)
+      lines.push_back("  at " + FormatNumber(level.value, 6) + " " + unit + ": " +
+                      level.judgement->reason);
+  if (search)
+    lines.push_back("  search: " + std::to_string(sweep->outcomes.size()) + " levels in " +
+                    FormatNumber(sweep->took_s, 0) + " s");
+  return lines;
+}
+
 std::string ProfileCsv(const std::vector<ProfileLevel>& levels) {
   std::string csv =
       "kind,value,offered,sent,completed,completion_rate,achieved_rate,request_throughput,"
-      "output_token_throughput,goodput";
+      "output_token_throughput,goodput,level_verdict,sustained_rate";
   const std::vector<std::string> metrics = {"ttft_ms",         "ttst_ms",      "itl_ms",
                                             "tpot_ms",         "e2e_ms",       "corrected_ms",
                                             "schedule_lag_ms", "output_tokens"};
@@ -211,7 +233,11 @@ std::string ProfileCsv(const std::vector<ProfileLevel>& levels) {
            std::to_string(m.sent) + "," + std::to_string(m.completed) + "," +
            number(m.completion_rate) + "," + number(m.achieved_rate) + "," +
            number(m.request_throughput) + "," + number(m.output_token_throughput) + "," +
-           number(m.goodput);
+           number(m.goodput) + "," +
+           (level.judgement ? scenario::VerdictName(level.judgement->verdict) : "") + "," +
+           (level.judgement && level.judgement->completed_rate
+                ? number(*level.judgement->completed_rate)
+                : "");
     for (const auto& [name, summary] : load::NamedSummaries(m)) {
       if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) continue;
       if (summary->count == 0) {

@@ -8,6 +8,8 @@
 #include "base/status.h"
 #include "load/engine.h"
 #include "load/metrics.h"
+#include "scenario/capacity_search.h"
+#include "scenario/level_judge.h"
 
 namespace stagegate::cli {
 
@@ -27,6 +29,8 @@ struct ProfileLevel {
   load::ReceiveTimes receive_times = load::ReceiveTimes::kKernel;
   load::ReceiveStats receive;  // how arrivals were stamped, and the client's read delays
   std::vector<std::string> self_check_warnings;
+  /// The level judged: its SLOs as thresholds, whether it was sustained, whether it could tell.
+  std::optional<scenario::LevelJudgement> judgement;
 };
 
 /// Fills the level's self-check warnings: the client fell behind its schedule (lag p99 over
@@ -43,6 +47,12 @@ std::vector<std::string> SelfCheckLines(const ProfileLevel& level);
 nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fingerprint,
                            const std::string& run_id, const std::vector<ProfileLevel>& levels,
                            bool interrupted);
+/// The capacity finding of the levels (nothing without `sweep`): where they stop holding, what
+/// the application sustained there, why each level that did not pass did not, and how long a
+/// search took. `unit` is "req/s" or "concurrent".
+std::vector<std::string> CapacityLines(const std::vector<ProfileLevel>& levels,
+                                       const std::optional<scenario::SweepResult>& sweep,
+                                       const std::string& unit, bool search);
 /// profile.csv: one row per level.
 std::string ProfileCsv(const std::vector<ProfileLevel>& levels);
 

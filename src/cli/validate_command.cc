@@ -31,7 +31,16 @@ std::string CapabilityList(const std::vector<Capability>& capabilities) {
 
 std::string DescribeLoad(const LoadPhase& phase) {
   std::string text;
-  if (!phase.rate_levels.empty()) {
+  const bool levels =
+      !phase.rate_levels.empty() || !phase.concurrency_levels.empty() || phase.search;
+  if (phase.search) {
+    text = "search from " +
+           (phase.rate ? FormatNumber(*phase.rate) + "/s (" +
+                             std::string(NameOf(phase.arrival, kArrivalNames)) + ")"
+                       : std::to_string(phase.concurrency.value_or(1)) + " concurrent") +
+           (phase.up_to ? " up to " + FormatNumber(*phase.up_to) : std::string()) + ", to within " +
+           FormatNumber(phase.resolution * 100) + "%";
+  } else if (!phase.rate_levels.empty()) {
     std::vector<std::string> levels;
     for (double level : phase.rate_levels)
       levels.push_back(FormatNumber(level));
@@ -53,14 +62,18 @@ std::string DescribeLoad(const LoadPhase& phase) {
               " s for " + FormatNumber(spike.duration_s) + " s";
   }
   if (phase.duration_s)
-    text +=
-        (phase.rate_levels.empty() && phase.concurrency_levels.empty() ? ", " : ", each level ") +
-        FormatNumber(*phase.duration_s) + " s";
+    text += (levels ? ", each level " : ", ") + FormatNumber(*phase.duration_s) + " s";
+  if (phase.max_duration_s)
+    text += " (up to " + FormatNumber(*phase.max_duration_s) + " s while it cannot tell)";
   if (phase.requests) text += ", " + std::to_string(*phase.requests) + " requests";
   if (phase.max_concurrency)
     text += ", at most " + std::to_string(*phase.max_concurrency) + " in flight (" +
             (phase.on_full == OnFull::kQueue ? "queue" : "drop") + " the rest)";
   if (phase.bisect > 0) text += ", bisect " + std::to_string(phase.bisect);
+  if (phase.kind == PhaseKind::kSweep)
+    text += "; a level passes when its thresholds hold, it completes " +
+            FormatNumber(phase.keep_pace * 100) + "% of arrivals, latency settles, and " +
+            std::to_string(phase.min_completed) + " requests completed";
   return text;
 }
 

@@ -30,7 +30,7 @@ json PhaseJson(const LoadPhase& phase) {
   for (const Spike& spike : phase.spikes)
     spikes.push_back(
         {{"at_s", spike.at_s}, {"duration_s", spike.duration_s}, {"rate", spike.rate}});
-  return {
+  json out = {
       {"kind", NameOf(phase.kind, kPhaseNames)},
       {"rate", Optional(phase.rate)},
       {"concurrency", Optional(phase.concurrency)},
@@ -48,6 +48,16 @@ json PhaseJson(const LoadPhase& phase) {
       {"grace_s", phase.grace_s},
       {"window_s", phase.window_s},
   };
+  // What judges a sweep's levels, and how a search narrows down: they decide its finding.
+  if (phase.kind == PhaseKind::kSweep) {
+    out["search"] = phase.search ? json("auto") : json(nullptr);
+    out["up_to"] = Optional(phase.up_to);
+    out["resolution"] = phase.resolution;
+    out["keep_pace"] = phase.keep_pace;
+    out["min_completed"] = phase.min_completed;
+    out["max_duration_s"] = Optional(phase.max_duration_s);
+  }
+  return out;
 }
 
 json StageJson(const Stage& stage) {

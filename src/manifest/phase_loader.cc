@@ -81,18 +81,44 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
   phase.rate_levels = ReadLevels<double>(file, rates, "rates");
   phase.concurrency_levels = ReadLevels<int64_t>(file, concurrencies, "concurrencies");
 
-  if (sweep) {
+  YAML::Node search = map.Get("search");
+  if (search.IsDefined()) {
+    if (!sweep) {
+      file.Error(search, "'search' applies only to a sweep");
+    } else if (!search.IsScalar() || search.Scalar() != "auto") {
+      file.Error(search,
+                 "'search' must be 'auto' (find the sustained capacity), got " + Describe(search));
+    } else {
+      phase.search = true;
+    }
+  }
+  if (sweep && phase.search) {
+    for (const auto& [node_of, key] :
+         {std::pair{rates, "rates"}, {concurrencies, "concurrencies"}}) {
+      if (node_of.IsDefined())
+        file.Error(node_of, std::string("a search chooses its own levels: give where it starts "
+                                        "as 'rate' or 'concurrency', not '") +
+                                key + "'");
+    }
+    if (rate.IsDefined() && concurrency.IsDefined())
+      file.Error(concurrency, "give either 'rate' or 'concurrency', not both");
+    else if (!rate.IsDefined() && !concurrency.IsDefined())
+      file.Error(phase.pos,
+                 "phase 'sweep': a search starts at 'rate' (open loop) or 'concurrency' (closed "
+                 "loop)");
+  } else if (sweep) {
     for (const auto& [node_of, key] : {std::pair{rate, "rate"}, {concurrency, "concurrency"}}) {
       if (node_of.IsDefined())
         file.Error(node_of, std::string("a sweep gives its levels as 'rates' or 'concurrencies', "
                                         "not '") +
-                                key + "'");
+                                key + "' (or starts a 'search: auto' there)");
     }
     if (rates.IsDefined() && concurrencies.IsDefined()) {
       file.Error(concurrencies, "give either 'rates' or 'concurrencies', not both");
     } else if (!rates.IsDefined() && !concurrencies.IsDefined() && !rate.IsDefined() &&
                !concurrency.IsDefined()) {
-      file.Error(phase.pos, "phase 'sweep': give its levels as 'rates' or 'concurrencies'");
+      file.Error(phase.pos,
+                 "phase 'sweep': give its levels as 'rates' or 'concurrencies', or 'search: auto'");
     }
   } else {
     for (const auto& [node_of, key] :
@@ -113,6 +139,33 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
   if (bisect.IsDefined()) {
     if (!sweep) file.Error(bisect, "'bisect' applies only to a sweep");
     phase.bisect = ReadInteger(file, bisect, "'bisect'", {.min = 0, .max = 10}).value_or(0);
+  }
+
+  // What a sweep level must show, and how a search narrows down.
+  for (const char* key : {"up_to", "resolution", "keep_pace", "min_completed", "max_duration_s"}) {
+    YAML::Node value = map.Get(key);
+    if (!value.IsDefined()) continue;
+    const std::string name = std::string("'") + key + "'";
+    if (!sweep) {
+      file.Error(value, name + " applies only to a sweep");
+    } else if ((std::string_view(key) == "up_to" || std::string_view(key) == "resolution") &&
+               !phase.search) {
+      file.Error(value, name + " applies only to a sweep with 'search: auto'");
+    } else if (std::string_view(key) == "up_to") {
+      phase.up_to = ReadNumber(file, value, name, kPositive);
+    } else if (std::string_view(key) == "resolution") {
+      phase.resolution =
+          ReadNumber(file, value, name, {.min = 0.01, .max = 1}).value_or(phase.resolution);
+    } else if (std::string_view(key) == "keep_pace") {
+      phase.keep_pace = ReadNumber(file, value, name, {.min = 0, .max = 1, .min_exclusive = true})
+                            .value_or(phase.keep_pace);
+    } else if (std::string_view(key) == "min_completed") {
+      phase.min_completed = ReadInteger(file, value, name, {.min = 1, .max = 1'000'000})
+                                .value_or(phase.min_completed);
+    } else {
+      phase.max_duration_s =
+          ReadNumber(file, value, name, {.min = 0, .max = 86'400, .min_exclusive = true});
+    }
   }
 
   YAML::Node arrival = map.Get("arrival");
@@ -165,6 +218,19 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
         file.Error(spikes, "a spike ends at " + FormatNumber(spike.at_s + spike.duration_s) +
                                " s, after the phase's " + FormatNumber(*phase.duration_s) + " s");
     }
+  }
+  if (phase.max_duration_s && phase.duration_s && *phase.max_duration_s < *phase.duration_s)
+    file.Error(map.Get("max_duration_s"),
+               "'max_duration_s' (" + FormatNumber(*phase.max_duration_s) +
+                   ") is shorter than 'duration_s' (" + FormatNumber(*phase.duration_s) + ")");
+  if (phase.search && phase.up_to) {
+    const std::optional<double> start =
+        phase.rate ? phase.rate
+                   : (phase.concurrency ? std::optional<double>(*phase.concurrency) : std::nullopt);
+    if (start && *phase.up_to < *start)
+      file.Error(map.Get("up_to"), "'up_to' (" + FormatNumber(*phase.up_to) +
+                                       ") is below where the search starts (" +
+                                       FormatNumber(*start) + ")");
   }
   phase.grace_s = map.Number("grace_s", Need::kOptional, kNonNegative).value_or(phase.grace_s);
   YAML::Node window = map.Get("window_s");

@@ -98,6 +98,15 @@ struct LoadPhase {
   std::vector<double> rate_levels;
   std::vector<int64_t> concurrency_levels;
   int64_t bisect = 0;  // sweep: extra levels tried between the last pass and the first failure
+  // A sweep's search for the sustained capacity (`search: auto`): from `rate` or `concurrency`,
+  // doubling up to `up_to`, then bisecting to `resolution`.
+  bool search = false;
+  std::optional<double> up_to;
+  double resolution = 0.1;
+  // What a sweep level must show, and how long it may run to show it.
+  double keep_pace = 0.95;               // completions against arrivals over the arrival window
+  int64_t min_completed = 30;            // completed requests a level needs to tell
+  std::optional<double> max_duration_s;  // a level runs on to this while it cannot tell
   Arrival arrival = Arrival::kConstant;
   std::optional<double> burstiness;  // gamma shape
   std::optional<double> ramp_to;

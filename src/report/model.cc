@@ -43,6 +43,16 @@ void AddResponsiveness(const json& findings, ReportModel& m) {
       }
     }
   }
+  // Where responsiveness ends: a sweep too short to tell keeps condition 1 from passing.
+  if (stage && stage->contains("capacity") && (*stage)["capacity"].is_object()) {
+    const json& c = (*stage)["capacity"];
+    const bool inconclusive = c.value("inconclusive", false);
+    m.checks.push_back({.condition = "responsiveness",
+                        .name = (*stage)["name"].get<std::string>() +
+                                " capacity: where responsiveness ends is known",
+                        .status = inconclusive ? "pending" : "pass",
+                        .detail = c.value("finding", "")});
+  }
   if (!any)
     m.checks.push_back({.condition = "responsiveness",
                         .name = "latency thresholds at steady and burst load",

@@ -37,6 +37,29 @@ double Ms(int64_t ns) {
 
 }  // namespace
 
+double CompletionRate(const load::PhaseMetrics& metrics, int64_t expected_denials) {
+  if (metrics.offered <= 0) return 0;
+  return static_cast<double>(metrics.completed + expected_denials) /
+         static_cast<double>(metrics.offered);
+}
+
+std::vector<load::Slo> SlosOf(const manifest::Thresholds& thresholds) {
+  std::vector<load::Slo> slos;
+  for (const manifest::LatencyThreshold& t : thresholds.latency) {
+    if (t.metric == manifest::LatencyMetric::kScheduleLag) continue;
+    const std::string metric =
+        std::string(manifest::NameOf(t.metric, manifest::kLatencyMetricNames)) + "_ms";
+    // Two limits on one metric (p50 and p99, say): the tighter one is what every request meets.
+    auto same = std::find_if(slos.begin(), slos.end(),
+                             [&](const load::Slo& s) { return s.metric == metric; });
+    if (same == slos.end())
+      slos.push_back({.metric = metric, .max_ms = t.max_ms});
+    else
+      same->max_ms = std::min(same->max_ms, t.max_ms);
+  }
+  return slos;
+}
+
 std::set<std::string> RefusalTasks(const manifest::Corpus& corpus) {
   std::set<std::string> tasks;
   for (const manifest::Task& task : corpus.tasks)
@@ -73,8 +96,7 @@ std::vector<ThresholdCheck> CheckThresholds(const manifest::Thresholds& threshol
       .name = "completion rate >= " + FormatNumber(thresholds.completion_rate, 4),
       .limit = thresholds.completion_rate};
   if (metrics.offered > 0) {
-    completion.measured = static_cast<double>(metrics.completed + expected_denials) /
-                          static_cast<double>(metrics.offered);
+    completion.measured = CompletionRate(metrics, expected_denials);
     completion.passed = *completion.measured >= thresholds.completion_rate;
   }
   checks.push_back(std::move(completion));

@@ -32,6 +32,15 @@ std::vector<ThresholdCheck> CheckThresholds(const manifest::Thresholds& threshol
                                             const load::PhaseMetrics& metrics,
                                             int64_t expected_denials = 0);
 
+/// Completed requests, with the denials the corpus expects, over measured ones: the completion
+/// rate the thresholds check and every output shows. 0 when nothing was measured.
+double CompletionRate(const load::PhaseMetrics& metrics, int64_t expected_denials);
+
+/// The latency limits of the thresholds as per-request SLOs (ttft, ttst, itl, tpot, e2e and
+/// corrected; schedule lag is the client's, not the application's): goodput counts the requests
+/// that meet every one.
+std::vector<load::Slo> SlosOf(const manifest::Thresholds& thresholds);
+
 /// The tasks of `corpus` meant to be refused (a `refusal` check expecting one).
 std::set<std::string> RefusalTasks(const manifest::Corpus& corpus);
 /// Of `records`, the measured ones denied (401/403) on a task in `refusal_tasks`.

@@ -11,6 +11,8 @@ namespace stagegate::scenario {
 
 std::vector<double> SweepLevels(const manifest::LoadPhase& phase) {
   if (phase.kind != manifest::PhaseKind::kSweep) return {};
+  if (phase.search)
+    return {phase.rate ? *phase.rate : static_cast<double>(phase.concurrency.value_or(1))};
   if (!phase.rate_levels.empty()) return phase.rate_levels;
   return {phase.concurrency_levels.begin(), phase.concurrency_levels.end()};
 }
@@ -19,15 +21,19 @@ Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<doub
                             uint64_t seed, const manifest::Timeouts& timeouts, int workers) {
   PhaseStep step{.kind = phase.kind};
   const bool sweep = phase.kind == manifest::PhaseKind::kSweep;
-  step.closed_loop = sweep ? !phase.concurrency_levels.empty() : phase.concurrency.has_value();
+  step.closed_loop =
+      sweep && !phase.search ? !phase.concurrency_levels.empty() : phase.concurrency.has_value();
   step.level = sweep              ? level
                : step.closed_loop ? std::optional<double>(static_cast<double>(*phase.concurrency))
                                   : phase.rate;
   if (!step.level) return Status::InvalidInput("phase has neither a rate nor a concurrency");
 
+  // A sweep level that may run on until it can tell is planned for its longest.
+  const std::optional<double> duration_s =
+      sweep && phase.max_duration_s ? phase.max_duration_s : phase.duration_s;
   load::LoadOptions& options = step.options;
   options.requests = phase.requests;
-  options.duration_s = phase.duration_s;
+  options.duration_s = duration_s;
   options.grace_s = phase.grace_s;
   options.workers = workers;
   options.timeouts = {.connect_ms = timeouts.connect_ms,
@@ -53,9 +59,12 @@ Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<doub
        .burstiness = phase.burstiness.value_or(1),
        .ramp_to = phase.ramp_to,
        .spikes = spikes,
-       .duration_s = phase.duration_s,
+       .duration_s = duration_s,
        .requests = phase.requests,
-       .seed = seed});
+       .seed = seed,
+       // A sweep level offers its nominal rate over the time it surely runs, so that "holds up
+       // to 16 req/s" means 16.
+       .exact_count_s = sweep ? phase.duration_s : std::nullopt});
   if (!arrivals.ok()) return arrivals.status();
   options.arrivals = std::move(*arrivals);
   const std::vector<load::Arrival>& a = options.arrivals;
@@ -63,6 +72,29 @@ Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<doub
     step.offered_rate = static_cast<double>(a.size() - 1) /
                         (static_cast<double>(a.back().intended_ns - a.front().intended_ns) / 1e9);
   return step;
+}
+
+SweepPlan SweepPlanOf(const manifest::LoadPhase& phase) {
+  SweepPlan plan{
+      .levels = SweepLevels(phase),
+      .bisect = phase.bisect,
+      .search = phase.search,
+      .max_level = phase.up_to,
+      .resolution = phase.resolution,
+      .integer = phase.search ? phase.concurrency.has_value() : !phase.concurrency_levels.empty()};
+  if (phase.search && !plan.levels.empty()) plan.start = plan.levels.front();
+  return plan;
+}
+
+LevelCriteria LevelCriteriaOf(const manifest::LoadPhase& phase,
+                              const manifest::Thresholds& thresholds,
+                              const std::set<std::string>& refusal_tasks) {
+  return {.thresholds = thresholds,
+          .refusal_tasks = refusal_tasks,
+          .min_share = phase.keep_pace,
+          .min_completed = phase.min_completed,
+          .duration_s = phase.duration_s.value_or(0),
+          .max_duration_s = phase.max_duration_s};
 }
 
 std::string StepName(const PhaseStep& step) {

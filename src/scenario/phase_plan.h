@@ -2,12 +2,15 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "load/engine.h"
 #include "manifest/scenario.h"
+#include "scenario/capacity_search.h"
+#include "scenario/level_judge.h"
 
 namespace stagegate::scenario {
 
@@ -21,7 +24,8 @@ struct PhaseStep {
   load::LoadOptions options;
 };
 
-/// The levels a sweep steps through, in order; empty for other phases.
+/// The levels a sweep steps through, in order (a search: where it starts); empty for other
+/// phases.
 std::vector<double> SweepLevels(const manifest::LoadPhase& phase);
 
 /// Plans `phase` at `level` (a sweep's level; nullopt for other phases, which have their own rate
@@ -29,6 +33,14 @@ std::vector<double> SweepLevels(const manifest::LoadPhase& phase);
 /// warmup. Fails (InvalidInput) when the schedule cannot be built, e.g. overlapping spikes.
 Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<double> level,
                             uint64_t seed, const manifest::Timeouts& timeouts, int workers);
+
+/// How a sweep phase chooses its levels (scenario/capacity_search.h).
+SweepPlan SweepPlanOf(const manifest::LoadPhase& phase);
+/// What a sweep phase's levels must show: the scenario's thresholds and the phase's pace, length
+/// and duration keys.
+LevelCriteria LevelCriteriaOf(const manifest::LoadPhase& phase,
+                              const manifest::Thresholds& thresholds,
+                              const std::set<std::string>& refusal_tasks);
 
 /// "steady", "sweep 8 req/s", "sweep 16 concurrent": how the console and files name a step.
 std::string StepName(const PhaseStep& step);

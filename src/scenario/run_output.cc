@@ -35,12 +35,49 @@ json StepJson(const StepResult& s) {
   out["kernel_stamped_reads"] = s.receive.kernel_stamped;
   out["client_stamped_reads"] = s.receive.client_stamped;
   out.update(load::MetricsToJson(s.metrics));
+  // Expected denials complete their requests, in every output as in the check.
+  out["requests"]["expected_denials"] = s.expected_denials;
+  out["throughput"]["completion_rate"] = s.completion_rate();
   if (s.judged) {
     out["checks"] = ChecksToJson(s.checks);
     out["passed"] = s.passed();
   }
+  if (s.level) out["judgement"] = LevelJudgementJson(*s.level);
   if (!s.server_timing_ms.empty()) out["server_timing_mean_ms"] = s.server_timing_ms;
   return out;
+}
+
+bool SweepClosedLoop(const StageResult& stage) {
+  for (const StepResult& step : stage.steps)
+    if (step.step.kind == PhaseKind::kSweep) return step.step.closed_loop;
+  return false;
+}
+
+// The sweep's level that did not pass first (the lowest), for its reasons.
+const StepResult* FailingLevel(const StageResult& stage) {
+  if (!stage.capacity || !stage.capacity->fails_at) return nullptr;
+  for (const StepResult& step : stage.steps)
+    if (step.step.kind == PhaseKind::kSweep && step.step.level == stage.capacity->fails_at &&
+        !step.passed())
+      return &step;
+  return nullptr;
+}
+
+json StageCapacityJson(const StageResult& stage) {
+  json out = CapacityJson(
+      {.outcomes = stage.sweep_levels, .finding = *stage.capacity, .took_s = stage.sweep_took_s},
+      SweepClosedLoop(stage), stage.sweep_search);
+  const StepResult* failing = FailingLevel(stage);
+  out["fails_because"] = failing && failing->level ? json(failing->level->reason) : json(nullptr);
+  return out;
+}
+
+// The table's last column: pass, FAIL (thresholds), not sustained, inconclusive.
+std::string Verdict(const StepResult& s) {
+  if (!s.judged) return "";
+  if (s.passed()) return "pass";
+  if (!s.level || !AllPassed(s.checks)) return "FAIL";
+  return s.level->verdict == LevelVerdict::kInconclusive ? "inconclusive" : "not sustained";
 }
 
 std::string Cell(const stats::Summary& summary, double p) {
@@ -77,23 +114,7 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
       }
       out["added_over_previous_stage"] = added;
     }
-    if (stage.capacity) {
-      std::vector<stats::LevelOutcome> levels;
-      bool closed = false;
-      for (const StepResult& step : stage.steps)
-        if (step.step.kind == PhaseKind::kSweep) {
-          levels.push_back({.level = *step.step.level, .passed = step.passed()});
-          closed = step.step.closed_loop;
-        }
-      out["capacity"] = {
-          {"holds_up_to",
-           stage.capacity->holds_up_to ? json(*stage.capacity->holds_up_to) : json(nullptr)},
-          {"fails_at", stage.capacity->fails_at ? json(*stage.capacity->fails_at) : json(nullptr)},
-          {"monotonic", stage.capacity->monotonic},
-          {"unit", closed ? "concurrency" : "req/s"},
-          {"finding",
-           stats::DescribeCapacity(*stage.capacity, levels, closed ? "concurrent" : "req/s")}};
-    }
+    if (stage.capacity) out["capacity"] = StageCapacityJson(stage);
     if (stage.overload) out["overload"] = OverloadToJson(*stage.overload);
     if (stage.recovery) {
       const stats::RecoveryCriteria& criteria = stage.recovery_criteria;
@@ -158,7 +179,9 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
 std::string StagesCsv(const RunReport& report) {
   std::string csv =
       "stage,phase,level,level_unit,offered,completed,completion_rate,request_throughput,"
-      "ttft_p50_ms,ttft_p95_ms,ttft_p99_ms,itl_p95_ms,e2e_p50_ms,e2e_p95_ms,e2e_p99_ms,passed\n";
+      "ttft_p50_ms,ttft_p95_ms,ttft_p99_ms,itl_p95_ms,e2e_p50_ms,e2e_p95_ms,e2e_p99_ms,passed,"
+      "expected_denials,goodput,output_token_throughput,level_verdict,sustained_rate,"
+      "level_reason\n";
   const auto number = [](const stats::Summary& s, double p) {
     return s.count ? FormatNumber(s.Percentile(p), 3) : std::string();
   };
@@ -168,11 +191,16 @@ std::string StagesCsv(const RunReport& report) {
       csv += CsvField(s.stage) + "," + PhaseName(s.step.kind) + "," +
              (s.step.level ? FormatNumber(*s.step.level, 3) : "") + "," +
              (s.step.closed_loop ? "concurrency" : "req/s") + "," + std::to_string(m.offered) +
-             "," + std::to_string(m.completed) + "," + FormatNumber(m.completion_rate, 4) + "," +
+             "," + std::to_string(m.completed) + "," + FormatNumber(s.completion_rate(), 4) + "," +
              FormatNumber(m.request_throughput, 3) + "," + number(m.ttft_ms, 50) + "," +
              number(m.ttft_ms, 95) + "," + number(m.ttft_ms, 99) + "," + number(m.itl_ms, 95) +
              "," + number(m.e2e_ms, 50) + "," + number(m.e2e_ms, 95) + "," + number(m.e2e_ms, 99) +
-             "," + (s.judged ? (s.passed() ? "true" : "false") : "") + "\n";
+             "," + (s.judged ? (s.passed() ? "true" : "false") : "") + "," +
+             std::to_string(s.expected_denials) + "," + FormatNumber(m.goodput, 3) + "," +
+             FormatNumber(m.output_token_throughput, 1) + "," +
+             (s.level ? VerdictName(s.level->verdict) : "") + "," +
+             (s.level && s.level->completed_rate ? FormatNumber(*s.level->completed_rate, 3) : "") +
+             "," + (s.level ? CsvField(s.level->reason) : "") + "\n";
     }
   return csv;
 }
@@ -191,8 +219,7 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
                       warmup ? std::to_string(m.warmup) + " sent"
                              : std::to_string(m.completed) + "/" + std::to_string(m.offered),
                       warmup ? "" : FormatNumber(m.request_throughput, 2), Cell(m.ttft_ms, 50),
-                      Cell(m.ttft_ms, 95), Cell(m.itl_ms, 99), Cell(m.e2e_ms, 95),
-                      s.judged ? (s.passed() ? "pass" : "FAIL") : ""});
+                      Cell(m.ttft_ms, 95), Cell(m.itl_ms, 99), Cell(m.e2e_ms, 95), Verdict(s)});
     }
   }
   std::vector<std::string> lines =
@@ -201,17 +228,21 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
                            rows);
   lines.front() += "   (latencies in ms)";
   for (const StageResult& stage : report.stages) {
-    std::vector<stats::LevelOutcome> levels;
-    bool closed = false;
-    for (const StepResult& s : stage.steps)
-      if (s.step.kind == PhaseKind::kSweep) {
-        levels.push_back({.level = *s.step.level, .passed = s.passed()});
-        closed = s.step.closed_loop;
-      }
-    if (stage.capacity)
-      lines.push_back(
-          "capacity (" + stage.name + "): " +
-          stats::DescribeCapacity(*stage.capacity, levels, closed ? "concurrent" : "req/s"));
+    if (stage.capacity) {
+      const stats::CapacityFinding& c = *stage.capacity;
+      lines.push_back("capacity (" + stage.name + "): " +
+                      stats::DescribeCapacity(c, stage.sweep_levels,
+                                              SweepClosedLoop(stage) ? "concurrent" : "req/s"));
+      if (c.holds_up_to)
+        lines.push_back("  at " + FormatNumber(*c.holds_up_to, 6) + ": goodput " +
+                        FormatNumber(c.goodput, 2) + " req/s, " +
+                        FormatNumber(c.output_tokens_per_s, 0) + " output tokens/s");
+      if (const StepResult* failing = FailingLevel(stage); failing && failing->level)
+        lines.push_back("  at " + FormatNumber(*c.fails_at, 6) + ": " + failing->level->reason);
+      lines.push_back("  " + std::string(stage.sweep_search ? "search" : "sweep") + ": " +
+                      std::to_string(stage.sweep_levels.size()) + " levels in " +
+                      FormatNumber(stage.sweep_took_s, 0) + " s");
+    }
     if (stage.overload) {
       const OverloadFinding& o = *stage.overload;
       std::string line = "overload (" + stage.name + "): " + std::to_string(o.shed) + " of " +

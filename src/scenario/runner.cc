@@ -204,11 +204,32 @@ Status Runner::Prepare(Plan& plan) {
 }
 
 void Runner::Summarize(StepResult& result, std::span<const load::RequestRecord> records) const {
-  result.metrics = load::ComputeMetrics(records, {});
+  // Goodput counts the requests that met every latency limit of the thresholds.
+  result.metrics = load::ComputeMetrics(records, SlosOf(bundle_.scenario.thresholds));
+  result.expected_denials = CountExpectedDenials(records, refusal_tasks_);
   if (result.judged)
-    result.checks = CheckThresholds(bundle_.scenario.thresholds, result.metrics,
-                                    CountExpectedDenials(records, refusal_tasks_));
+    result.checks =
+        CheckThresholds(bundle_.scenario.thresholds, result.metrics, result.expected_denials);
   result.server_timing_ms = ServerTimingMeans(records);
+}
+
+double StepResult::completion_rate() const {
+  return CompletionRate(metrics, expected_denials);
+}
+
+Status Runner::JudgeStep(StepResult& result, std::span<const load::RequestRecord> records,
+                         const LevelCriteria& level, const std::string& ended_early_reason) {
+  // The server's own queue over the level, as a second witness of a queue that grows.
+  std::vector<stats::QueueSample> queue;
+  if (flush_telemetry_) SG_RETURN_IF_ERROR(flush_telemetry_());
+  Result<std::vector<std::pair<int64_t, double>>> waiting =
+      store_.SeriesTotal(run_id_, "num_requests_waiting", result.started_ns, result.ended_ns);
+  if (!waiting.ok()) return waiting.status();
+  for (const auto& [t_ns, value] : *waiting)
+    queue.push_back({.t_s = static_cast<double>(t_ns - result.started_ns) / 1e9, .waiting = value});
+  result.level = JudgeLevel(records, result.metrics, queue, level, !result.step.closed_loop,
+                            result.started_ns, ended_early_reason);
+  return Status::Ok();
 }
 
 const store::PhaseInfo* Runner::Stored(const std::string& stage, const PhaseStep& step) const {
@@ -221,7 +242,8 @@ const store::PhaseInfo* Runner::Stored(const std::string& stage, const PhaseStep
 }
 
 Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
-                                   const load::RequestSource& source, bool measure_again) {
+                                   const load::RequestSource& source, bool measure_again,
+                                   const LevelCriteria* level) {
   StepResult result{.stage = stage, .judged = step.label.empty() && Judged(step.kind)};
   if (const store::PhaseInfo* stored = Stored(stage, step)) {
     if (stored->status == "complete" && !measure_again) {
@@ -235,6 +257,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
       Summarize(result, records);
       step.options.arrivals = {};
       result.step = std::move(step);
+      if (level) SG_RETURN_IF_ERROR(JudgeStep(result, records, *level, ""));
       result.first_record = records_.size();
       result.record_count = records.size();
       records_.insert(records_.end(), records.begin(), records.end());
@@ -243,61 +266,43 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
     // Cut short by the interruption, or needed again: measured anew, the old phase kept.
     SG_RETURN_IF_ERROR(store_.SetPhaseStatus(stored->id, "superseded"));
   }
-  const int64_t ordinal = next_ordinal_++;
-  json config = {
+  const json config = {
       {"closed_loop", step.closed_loop},
       {"offered_rate", step.offered_rate ? json(*step.offered_rate) : json(nullptr)},
       {"requests", step.options.requests ? json(*step.options.requests) : json(nullptr)},
       {"duration_s", step.options.duration_s ? json(*step.options.duration_s) : json(nullptr)}};
-  Result<int64_t> phase_id = store_.AddPhase({.run_id = run_id_,
-                                              .ordinal = ordinal,
-                                              .stage = stage,
-                                              .phase = StoredName(step),
-                                              .level = step.level,
-                                              .config_json = config.dump(),
-                                              .status = "running"});
-  if (!phase_id.ok()) return phase_id.status();
-  result.phase_id = *phase_id;
-
-  load::RunControl control{.clock = &clock_, .origin_ns = origin_ns_, .stop = &stop_};
-  control.on_tick = load::ProgressLine(console_, clock_, stage + " " + StepName(step));
-  // Records go to the store as they finish (every tick), so a killed process loses little more
-  // than the requests in flight.
-  std::set<int64_t> stored;
-  Status storing = Status::Ok();
-  control.on_records = [&](std::vector<load::RequestRecord> finished) {
-    for (load::RequestRecord& record : finished) {
-      record.run_id = run_id_;
-      record.phase_id = *phase_id;
-      stored.insert(record.sequence);
-    }
-    if (storing.ok()) storing = store_.AddRequestsInBatches(finished);
-  };
-  Result<load::LoadResult> load = load::RunLoad(step.options, source, control);
-  console_.EndProgress();
-  if (!load.ok()) return load.status();
-  SG_RETURN_IF_ERROR(storing);
-  std::vector<load::RequestRecord> rest;
-  for (load::RequestRecord& record : load->records) {
-    record.run_id = run_id_;
-    record.phase_id = *phase_id;
-    if (!stored.contains(record.sequence)) rest.push_back(record);
-  }
-  SG_RETURN_IF_ERROR(store_.AddRequestsInBatches(rest));
-  SG_RETURN_IF_ERROR(store_.FinishPhase(*phase_id, load->started_ns, load->ended_ns,
-                                        load->interrupted ? "interrupted" : "complete"));
-  Summarize(result, load->records);
-  result.interrupted = load->interrupted;
-  result.started_ns = load->started_ns;
-  result.ended_ns = load->ended_ns;
-  result.client_cpu_s = load->client_cpu_s;
-  result.receive = load->receive;
+  std::string ended_early_reason;
+  const int64_t planned = step.closed_loop ? step.options.requests.value_or(0)
+                                           : static_cast<int64_t>(step.options.arrivals.size());
+  Result<StepRunner::Ran> ran = steps_->Run(
+      {.stage = stage,
+       .phase = StoredName(step),
+       .level = step.level,
+       .label = stage + " " + StepName(step),
+       .config = config,
+       .options = step.options,
+       .source = source,
+       .end_early = level ? LevelController(*level, !step.closed_loop, step.options.arrivals,
+                                            planned, ended_early_reason)
+                          : StepRunner::EndEarly()});
+  if (!ran.ok()) return ran.status();
+  load::LoadResult& load = ran->load;
+  result.phase_id = ran->phase_id;
+  Summarize(result, load.records);
+  result.interrupted = load.interrupted;
+  result.started_ns = load.started_ns;
+  result.ended_ns = load.ended_ns;
+  result.client_cpu_s = load.client_cpu_s;
+  result.receive = load.receive;
   step.options.arrivals = {};
   result.step = std::move(step);
+  if (level)
+    SG_RETURN_IF_ERROR(
+        JudgeStep(result, load.records, *level, ran->ended_early ? ended_early_reason : ""));
   result.first_record = records_.size();
-  result.record_count = load->records.size();
-  records_.reserve(records_.size() + load->records.size());
-  for (load::RequestRecord& record : load->records)
+  result.record_count = load.records.size();
+  records_.reserve(records_.size() + load.records.size());
+  for (load::RequestRecord& record : load.records)
     records_.push_back(std::move(record));
   return result;
 }
@@ -313,6 +318,13 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
   SG_RETURN_IF_ERROR(on_planned());
   run_id_ = run_id;
   origin_ns_ = clock_.NowNs();
+  steps_.emplace(StepRunner::Context{.run_id = run_id_,
+                                     .store = store_,
+                                     .console = console_,
+                                     .clock = clock_,
+                                     .origin_ns = origin_ns_,
+                                     .stop = stop_,
+                                     .next_ordinal = next_ordinal_});
   RunReport report{.run_id = run_id};
   const manifest::Scenario& scenario = bundle_.scenario;
 
@@ -359,7 +371,9 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
     }
     return Status::Ok();
   };
+  flush_telemetry_ = store_telemetry;
   const auto finish_telemetry = [&]() -> Status {
+    flush_telemetry_ = nullptr;
     for (auto& [info, scraper] : scrapers)
       scraper->Stop();
     SG_RETURN_IF_ERROR(store_telemetry());
@@ -430,35 +444,27 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
         stage_result.steps.push_back(std::move(*step));
         continue;
       }
-      // The sweep: level after level, one level past the first failure, then bisection
-      // between the last level that held and the first that did not.
-      std::vector<double> levels = SweepLevels(phase);
-      std::vector<stats::LevelOutcome> outcomes;
-      std::optional<size_t> first_failure;
-      const auto run_level = [&](double level) -> Status {
+      // The sweep: a fixed list of levels with bisection, or a search for the sustained
+      // capacity. Every level is judged on its thresholds, on whether the load was sustained,
+      // and on whether it ran long enough to tell.
+      const LevelCriteria criteria = LevelCriteriaOf(phase, scenario.thresholds, refusal_tasks_);
+      const RunLevel run_level = [&](double level) -> Result<stats::LevelOutcome> {
         Result<PhaseStep> step = PlanPhase(phase, level, StepSeed(seed, i, kind),
                                            scenario.target.timeouts, settings_.workers);
         if (!step.ok()) return step.status();
-        Result<StepResult> result = RunStep(stage.effective.name, std::move(*step), source);
+        Result<StepResult> result =
+            RunStep(stage.effective.name, std::move(*step), source, false, &criteria);
         if (!result.ok()) return result.status();
-        outcomes.push_back({.level = level, .passed = result->passed()});
+        stats::LevelOutcome outcome = OutcomeOf(level, *result->level, result->metrics);
         stage_result.steps.push_back(std::move(*result));
-        return Status::Ok();
+        return outcome;
       };
-      for (size_t l = 0; l < levels.size() && !stop_.load(); ++l) {
-        SG_RETURN_IF_ERROR(run_level(levels[l]));
-        if (!outcomes.back().passed && !first_failure) first_failure = l;
-        if (first_failure && l > *first_failure) break;
-      }
-      for (int64_t b = 0; b < phase.bisect && !stop_.load(); ++b) {
-        const stats::CapacityFinding so_far = stats::FindCapacity(outcomes);
-        if (!so_far.holds_up_to || !so_far.fails_at) break;
-        std::optional<double> next = stats::BisectLevel(*so_far.holds_up_to, *so_far.fails_at,
-                                                        !phase.concurrency_levels.empty());
-        if (!next) break;
-        SG_RETURN_IF_ERROR(run_level(*next));
-      }
-      stage_result.capacity = stats::FindCapacity(outcomes);
+      Result<SweepResult> sweep = RunSweep(SweepPlanOf(phase), run_level, stop_, clock_);
+      if (!sweep.ok()) return sweep.status();
+      stage_result.capacity = sweep->finding;
+      stage_result.sweep_levels = sweep->outcomes;
+      stage_result.sweep_search = phase.search;
+      stage_result.sweep_took_s = sweep->took_s;
     }
 
     // Quality samples of the final stage: at rest, one request at a time, and from the steady

@@ -19,8 +19,10 @@
 #include "load/metrics.h"
 #include "manifest/bundle.h"
 #include "scenario/findings.h"
+#include "scenario/level_judge.h"
 #include "scenario/phase_plan.h"
 #include "scenario/stage_requests.h"
+#include "scenario/step_runner.h"
 #include "stats/capacity.h"
 #include "stats/recovery.h"
 #include "store/store.h"
@@ -62,8 +64,16 @@ struct StepResult {
   load::ReceiveStats receive;  // how arrivals were stamped (not kept for a resumed step)
   std::map<std::string, double> server_timing_ms;  // mean per Server-Timing entry
   size_t first_record = 0, record_count = 0;       // where its records are in Runner::records()
+  int64_t expected_denials = 0;  // of its measured requests: denials the corpus expects
+  /// A sweep level: thresholds, sustained load and length judged together.
+  std::optional<LevelJudgement> level;
 
-  bool passed() const { return judged && AllPassed(checks); }
+  bool passed() const {
+    return judged && AllPassed(checks) && (!level || level->verdict == LevelVerdict::kPass);
+  }
+  /// Completed requests (expected denials among them) over measured ones: what the completion
+  /// check reads.
+  double completion_rate() const;
 };
 
 struct StageResult {
@@ -71,6 +81,9 @@ struct StageResult {
   std::vector<StepResult> steps;
   bool skipped = false;  // the failure policy stopped the run before it, or --only-stage
   std::optional<stats::CapacityFinding> capacity;
+  std::vector<stats::LevelOutcome> sweep_levels;  // in the order they ran
+  bool sweep_search = false;                      // the sweep searched for its levels
+  double sweep_took_s = 0;
   std::optional<OverloadFinding> overload;
   std::optional<stats::RecoveryFinding> recovery;
   stats::RecoveryCriteria recovery_criteria;
@@ -128,8 +141,13 @@ class Runner {
   Status Prepare(Plan& plan);
   /// Runs a step, or takes it from the run being resumed when its phase completed there (not
   /// when `measure_again`: then the stored phase is marked superseded).
+  /// A sweep level (`level` set) may end early once it is decided, and is judged as a level.
   Result<StepResult> RunStep(const std::string& stage, PhaseStep step,
-                             const load::RequestSource& source, bool measure_again = false);
+                             const load::RequestSource& source, bool measure_again = false,
+                             const LevelCriteria* level = nullptr);
+  /// Judges a sweep level from its records, with the server's queue depth over it when scraped.
+  Status JudgeStep(StepResult& result, std::span<const load::RequestRecord> records,
+                   const LevelCriteria& level, const std::string& ended_early_reason);
   /// The scenario's access-denial probes, one request at a time, through `requests` (the final
   /// stage's configuration) with each probe's credentials.
   Status RunDenialProbes(const StageRequests& requests, const Endpoint& endpoint,
@@ -162,6 +180,8 @@ class Runner {
   const Clock& clock_ = SteadyClock::Get();
   std::string run_id_;
   int64_t origin_ns_ = 0;
+  std::optional<StepRunner> steps_;          // set once the run starts
+  std::function<Status()> flush_telemetry_;  // scraped samples into the store
   std::vector<load::RequestRecord> records_;
   std::set<std::string> refusal_tasks_;  // a denial of these is the right answer
   const ResumeFrom* resume_ = nullptr;

@@ -45,6 +45,21 @@ CapacityFinding FindCapacity(std::span<const LevelOutcome> levels) {
       finding.holds_up_to = outcome.level;
     }
   }
+  if (finding.fails_at) {
+    finding.inconclusive = true;
+    for (const LevelOutcome& outcome : levels)
+      if (outcome.level == *finding.fails_at && !outcome.passed && !outcome.inconclusive) {
+        finding.inconclusive = false;
+        if (finding.failed.empty()) finding.failed = outcome.failed;
+      }
+  }
+  if (finding.holds_up_to)
+    for (const LevelOutcome& outcome : levels)
+      if (outcome.passed && outcome.level == *finding.holds_up_to) {
+        finding.sustained_rate = outcome.sustained_rate;
+        finding.goodput = outcome.goodput;
+        finding.output_tokens_per_s = outcome.output_tokens_per_s;
+      }
   return finding;
 }
 
@@ -66,11 +81,22 @@ std::optional<double> BisectLevel(double pass, double fail, bool integer) {
 
 std::string DescribeCapacity(const CapacityFinding& finding, std::span<const LevelOutcome> levels,
                              std::string_view unit) {
+  const std::string sustained =
+      finding.sustained_rate ? "sustained " + FormatNumber(*finding.sustained_rate, 1) + " req/s; "
+                             : "";
   if (!finding.fails_at) {
     if (!finding.holds_up_to) return "no levels";
-    return "thresholds hold at every level tried (up to " + Level(*finding.holds_up_to, unit) + ")";
+    return sustained + "thresholds hold at every level tried (up to " +
+           Level(*finding.holds_up_to, unit) + ")";
   }
   const std::string fails = Level(*finding.fails_at, unit);
+  if (finding.inconclusive) {
+    if (!finding.holds_up_to)
+      return "inconclusive: " + fails + ", the lowest level tried, was too short to tell";
+    return "inconclusive: " + sustained + "thresholds hold up to " +
+           Level(*finding.holds_up_to, unit) + " and " + fails + " was too short to tell";
+  }
+  const std::string why = finding.failed.empty() ? "" : " (" + finding.failed + ")";
   std::optional<double> passed_above;
   for (const LevelOutcome& outcome : levels) {
     if (outcome.passed && outcome.level >= *finding.fails_at &&
@@ -79,15 +105,18 @@ std::string DescribeCapacity(const CapacityFinding& finding, std::span<const Lev
     }
   }
   if (finding.monotonic || !passed_above) {
-    if (!finding.holds_up_to) return "thresholds fail at every level tried (from " + fails + ")";
-    return "thresholds hold up to " + Level(*finding.holds_up_to, unit) + " and fail at " + fails;
+    if (!finding.holds_up_to)
+      return "thresholds fail at every level tried (from " + fails +
+             (finding.failed.empty() ? "" : ": " + finding.failed) + ")";
+    return sustained + "thresholds hold up to " + Level(*finding.holds_up_to, unit) +
+           " and fail at " + fails + why;
   }
   const std::string noise = ", but hold at " + Level(*passed_above, unit) + " (not monotonic)";
   if (!finding.holds_up_to) {
-    return "thresholds fail at " + fails + ", the lowest level tried" + noise;
+    return "thresholds fail at " + fails + why + ", the lowest level tried" + noise;
   }
-  return "thresholds hold up to " + Level(*finding.holds_up_to, unit) + " and first fail at " +
-         fails + noise;
+  return sustained + "thresholds hold up to " + Level(*finding.holds_up_to, unit) +
+         " and first fail at " + fails + why + noise;
 }
 
 }  // namespace stagegate::stats

@@ -7,20 +7,32 @@
 
 namespace stagegate::stats {
 
-/// The verdict of one level of a load sweep.
+/// The verdict of one level of a load sweep or capacity search.
 struct LevelOutcome {
-  double level = 0;     // offered rate (req/s) or concurrency
-  bool passed = false;  // every threshold held at this level
+  double level = 0;           // offered rate (req/s) or concurrency
+  bool passed = false;        // thresholds held and the load was sustained
+  bool inconclusive = false;  // not passed because it was too short to tell, not because it failed
+  std::string failed;         // the first check that failed: "not sustained", "ttft p95 <= 1500 ms"
+  std::optional<double> sustained_rate;  // completed req/s over the arrival window
+  double goodput = 0;                    // req/s meeting every SLO
+  double output_tokens_per_s = 0;
 };
 
 /// Where acceptable responsiveness ends in a sweep. A plain value, built by FindCapacity.
 struct CapacityFinding {
-  std::optional<double> holds_up_to;  // the highest passing level below the first failing level
-                                      // (levels compared by value, not run order)
-  std::optional<double> fails_at;     // the lowest failing level
+  std::optional<double> holds_up_to;  // the highest passing level below the first level that did
+                                      // not pass (levels compared by value, not run order)
+  std::optional<double> fails_at;     // the lowest level that did not pass
   bool monotonic = true;  // false when some level above fails_at passed (the finding is then
                           // "first failure at Y", noisy); also when fails_at itself was tried
                           // twice and passed once, which is the same noise
+  /// The lowest level that did not pass only could not tell (no run of it failed): where
+  /// responsiveness ends is not known, and the finding says so.
+  bool inconclusive = false;
+  std::string failed;  // at fails_at: the first check that failed (empty when inconclusive)
+  // At holds_up_to: what the application sustained there.
+  std::optional<double> sustained_rate;
+  double goodput = 0, output_tokens_per_s = 0;
 };
 
 /// `levels` in any order (a sweep adds bisection levels at the end). Empty: both nullopt.
@@ -35,13 +47,15 @@ CapacityFinding FindCapacity(std::span<const LevelOutcome> levels);
 /// finite, or when the two are so close that no double lies between them.
 std::optional<double> BisectLevel(double pass, double fail, bool integer);
 
-/// One line for people: "thresholds hold up to 8 req/s and fail at 10 req/s", "thresholds hold at
-/// every level tried (up to 16 req/s)", "thresholds fail at every level tried (from 2 req/s)",
-/// "no levels". A non-monotonic finding names the highest level that passed above the failure:
-/// "thresholds hold up to 8 req/s and first fail at 10 req/s, but hold at 14 req/s (not
-/// monotonic)", or "thresholds fail at 2 req/s, the lowest level tried, but hold at 4 req/s (not
-/// monotonic)". `unit` is "req/s" or "concurrent" ("up to 8 concurrent"); `levels` are the
-/// ones `finding` was built from. Numbers without trailing zeros (8, 7.5, 0.25).
+/// One line for people: "sustained 11.8 req/s; thresholds hold up to 12 req/s and fail at 14
+/// req/s (not sustained)", "sustained 15.9 req/s; thresholds hold at every level tried (up to 16
+/// req/s)", "thresholds fail at every level tried (from 2 req/s: ttft p95 <= 1500 ms)",
+/// "inconclusive: sustained 11.8 req/s; thresholds hold up to 12 req/s and 14 req/s was too
+/// short to tell", "no levels". A non-monotonic finding names the highest level that passed
+/// above the failure: "thresholds hold up to 8 req/s and first fail at 10 req/s (not sustained),
+/// but hold at 14 req/s (not monotonic)". `unit` is "req/s" or "concurrent" ("up to 8
+/// concurrent"); the sustained rate is always in req/s. `levels` are the ones `finding` was
+/// built from. Numbers without trailing zeros (8, 7.5, 0.25).
 std::string DescribeCapacity(const CapacityFinding& finding, std::span<const LevelOutcome> levels,
                              std::string_view unit);
 

@@ -320,6 +320,22 @@ Result<int64_t> Store::AddTelemetry(const std::string& run_id,
   return left_out;
 }
 
+Result<std::vector<std::pair<int64_t, double>>> Store::SeriesTotal(const std::string& run_id,
+                                                                   const std::string& suffix,
+                                                                   int64_t from_ns, int64_t to_ns) {
+  Result<Statement> query = Statement::Prepare(
+      *db_,
+      "SELECT t_ns, SUM(value) FROM telemetry_samples WHERE run_id = ? AND t_ns BETWEEN ? AND ? "
+      "AND substr(series, -length(?)) = ? GROUP BY t_ns ORDER BY t_ns");
+  if (!query.ok()) return query.status();
+  query->Bind(1, run_id).Bind(2, from_ns).Bind(3, to_ns).Bind(4, suffix).Bind(5, suffix);
+  std::vector<std::pair<int64_t, double>> samples;
+  while (query->Step())
+    samples.push_back({query->Int(0), query->Real(1)});
+  SG_RETURN_IF_ERROR(query->status());
+  return samples;
+}
+
 bool Store::HasAnswer(const std::string& run_id, int64_t phase_id, int64_t sequence) {
   Result<Statement> query = Statement::Prepare(
       *db_,

@@ -88,6 +88,11 @@ class Store {
   /// are left out (SQLite stores no NaN); their count is returned.
   Result<int64_t> AddTelemetry(const std::string& run_id,
                                std::span<const telemetry::TimedSample> samples);
+  /// The telemetry series whose name ends with `suffix` (e.g. "num_requests_waiting"), summed
+  /// over its label sets at each sample time in [from_ns, to_ns]: (t_ns, value), oldest first.
+  Result<std::vector<std::pair<int64_t, double>>> SeriesTotal(const std::string& run_id,
+                                                              const std::string& suffix,
+                                                              int64_t from_ns, int64_t to_ns);
   /// Records the result of a fault-control probe: the phase holding its requests, its verdict
   /// and the evidence (JSON). Replaces the probe's earlier results in the run (per request too).
   Status AddFaultResult(const std::string& run_id, const std::string& probe,

@@ -101,7 +101,8 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][
     ++checks[check["condition"]];
     CHECK(check["status"] == "pass");
   }
-  CHECK(checks["responsiveness"] == 4);  // ttft and completion, at steady and burst
+  // ttft and completion, at steady and burst; where responsiveness ends is known.
+  CHECK(checks["responsiveness"] == 5);
   CHECK(checks["quality"] == 1);
   CHECK(checks["recoverability"] == 4 + 1 + 2);  // overload, recovery, two probes
   CHECK(report["conditions"]["quality"]["summary"]["answers"]["scored"] == 10);
@@ -113,15 +114,16 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][
 
   const std::string junit = testing::ReadText(dir / "report/report.junit.xml");
   CHECK(junit.find("<testsuites name=\"stagegate " + run +
-                   "\" tests=\"12\" failures=\"0\" "
+                   "\" tests=\"13\" failures=\"0\" "
                    "skipped=\"0\">") != std::string::npos);
   CHECK(junit.find("<testcase classname=\"stagegate.recoverability\" name=\"access denial probe "
                    "contractor-reads-salary-bands\"></testcase>") != std::string::npos);
   const std::string md = testing::ReadText(dir / "report/report.md");
   CHECK(md.find("**Verdict: ready**") != std::string::npos);
   CHECK(md.find("## Support triage\n\n| class | requests | share |") != std::string::npos);
-  CHECK(md.find("Where acceptable responsiveness ends: thresholds hold up to 2 req/s and fail at "
-                "100 req/s.") != std::string::npos);
+  CHECK(md.find("Where acceptable responsiveness ends: sustained ") != std::string::npos);
+  CHECK(md.find("; thresholds hold up to 8 req/s and fail at 100 req/s (completion rate &gt;= "
+                "0.9).") != std::string::npos);
   const std::string html = testing::ReadText(dir / "report/report.html");
   // The CDF, latency and goodput against load, the timeline pair, the server's view, the scores.
   size_t charts = 0;

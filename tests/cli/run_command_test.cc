@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -85,11 +86,11 @@ TEST_CASE("run goes through every stage and phase and writes its findings", "[cl
   REQUIRE(run["stages"].size() == 2);
 
   // bare runs the phases it lists; retrieval, listing none, runs all of them in order, the
-  // sweep one level past its first failure (100), then one bisection level (51).
+  // sweep one level past its first failure (100), then one bisection level (54).
   CHECK(PhasesOf(run["stages"][0]) == std::vector<std::string>{"warmup", "steady"});
   CHECK(PhasesOf(run["stages"][1]) == std::vector<std::string>{"warmup", "steady", "burst",
-                                                               "sweep 2", "sweep 100", "sweep 200",
-                                                               "sweep 51", "overload", "recovery"});
+                                                               "sweep 8", "sweep 100", "sweep 200",
+                                                               "sweep 54", "overload", "recovery"});
   const json& retrieval = run["stages"][1];
   CHECK(retrieval["passed"] == true);
   // Arrivals were stamped with the kernel's receive times, and the client's read delay is kept.
@@ -98,9 +99,19 @@ TEST_CASE("run goes through every stage and phase and writes its findings", "[cl
   CHECK(steady["client_stamped_reads"].get<int64_t>() <= 2);
   CHECK(steady["client_read_delay_p99_us"].is_number());
   CHECK(retrieval["added_over_previous_stage"]["over"] == "bare");
-  CHECK(retrieval["capacity"]["holds_up_to"] == 2);
-  CHECK(retrieval["capacity"]["fails_at"] == 51);
-  CHECK(retrieval["capacity"]["finding"] == "thresholds hold up to 2 req/s and fail at 51 req/s");
+  CHECK(retrieval["capacity"]["holds_up_to"] == 8);
+  CHECK(retrieval["capacity"]["fails_at"] == 54);
+  CHECK(retrieval["capacity"]["inconclusive"] == false);
+  // The sim completes what 8 req/s offers: the sustained rate is the offered one.
+  CHECK(retrieval["capacity"]["sustained_rate"].get<double>() == Approx(8).epsilon(0.05));
+  const std::string finding = retrieval["capacity"]["finding"];
+  CHECK(finding.rfind("sustained ", 0) == 0);
+  CHECK(finding.find("; thresholds hold up to 8 req/s and fail at 54 req/s (") !=
+        std::string::npos);
+  // Each sweep level says how it was judged.
+  for (const json& step : retrieval["steps"])
+    if (step["phase"] == "sweep")
+      CHECK(step["judgement"]["verdict"] == (step["level"] == 8 ? "pass" : "fail"));
 
   const json& overload = retrieval["overload"];
   CHECK(overload["shed"].get<int>() > 0);
@@ -123,7 +134,7 @@ TEST_CASE("run goes through every stage and phase and writes its findings", "[cl
   // One CSV row a step, one JSON line a request, and the same in the store.
   const std::string csv = testing::ReadText(dir / "out/stages.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 + 9);
-  CHECK(csv.find("retrieval,sweep,51,req/s,") != std::string::npos);
+  CHECK(csv.find("retrieval,sweep,54,req/s,") != std::string::npos);
   const std::string lines = testing::ReadText(dir / "out/requests.jsonl");
   auto store = store::Store::Open(dir / "store.db");
   REQUIRE(store.ok());
@@ -146,8 +157,8 @@ TEST_CASE("run goes through every stage and phase and writes its findings", "[cl
   auto runs = (*store)->ListRuns();
   REQUIRE(runs.ok());
   CHECK((*runs)[0].status == store::RunStatus::kComplete);
-  CHECK(ran.out.find("capacity (retrieval): thresholds hold up to 2 req/s and fail at 51 req/s") !=
-        std::string::npos);
+  CHECK(ran.out.find("capacity (retrieval): sustained ") != std::string::npos);
+  CHECK(ran.out.find("thresholds hold up to 8 req/s and fail at 54 req/s") != std::string::npos);
   CHECK(ran.out.find("recovery (retrieval): recovered ") != std::string::npos);
 }
 
@@ -170,7 +181,7 @@ TEST_CASE("a stage that fails its thresholds stops the run when the policy says 
 TEST_CASE("run --only-stage runs one stage and marks the others skipped", "[cli][run]") {
   testing::TempDir dir;
   Ran ran =
-      Run(dir, Scenario(dir, {{"rates: [2, 100, 200]", "rates: [2]"}}), {"--only-stage", "bare"});
+      Run(dir, Scenario(dir, {{"rates: [8, 100, 200]", "rates: [8]"}}), {"--only-stage", "bare"});
   INFO(ran.out << ran.err);
   REQUIRE(ran.exit_code == 0);
   const json run = json::parse(testing::ReadText(dir / "out/run.json"));
@@ -265,9 +276,9 @@ TEST_CASE("run --resume continues an interrupted run with the phases it did not 
   // The first stage was not measured again: the same phase, from the store.
   CHECK(after["stages"][0]["steps"][1]["phase_id"] == bare_steady);
   CHECK(PhasesOf(after["stages"][1]) ==
-        std::vector<std::string>{"warmup", "steady", "burst", "sweep 2", "sweep 100", "sweep 200",
-                                 "sweep 51", "overload", "recovery"});
-  CHECK(after["stages"][1]["capacity"]["fails_at"] == 51);
+        std::vector<std::string>{"warmup", "steady", "burst", "sweep 8", "sweep 100", "sweep 200",
+                                 "sweep 54", "overload", "recovery"});
+  CHECK(after["stages"][1]["capacity"]["fails_at"] == 54);
   CHECK(after["stages"][1]["recovery"]["recovered_after_s"].is_number());
 
   auto store = store::Store::Open(dir / "store.db");
@@ -621,17 +632,36 @@ TEST_CASE("persona tokens reach the target but no output of the run", "[cli][run
   const std::string secret = "tok-7f3a9c2e51-do-not-store";
   for (const char* persona : {"EMPLOYEE", "HR_PARTNER", "CONTRACTOR", "IT_ADMIN", "LINE_MANAGER"})
     setenv((std::string("SD_TOKEN_") + persona).c_str(), (secret + "-" + persona).c_str(), 1);
-  Ran ran = Run(dir, Scenario(dir, {{"headers: {X-Sim-Retrieval: \"on\"}",
-                                     "headers: {X-Sim-Retrieval: \"on\", X-Sim-Identity: \"on\"}\n"
-                                     "    persona_credentials: true"},
-                                    {"rates: [2, 100, 200]", "rates: [2]"}}));
+  Ran ran =
+      Run(dir, Scenario(dir, {{"headers: {X-Sim-Retrieval: \"on\"}",
+                               "headers: {X-Sim-Retrieval: \"on\", X-Sim-Identity: \"on\"}\n"
+                               "    persona_credentials: true"},
+                              {"capabilities: [retrieval]", "capabilities: [retrieval, identity]"},
+                              {"rates: [8, 100, 200]", "rates: [8]"}}));
   for (const char* persona : {"EMPLOYEE", "HR_PARTNER", "CONTRACTOR", "IT_ADMIN", "LINE_MANAGER"})
     unsetenv((std::string("SD_TOKEN_") + persona).c_str());
   INFO(ran.out << ran.err);
   REQUIRE(ran.exit_code == 0);
   // The sim accepted the tokens: the identity stage answered (it would deny them otherwise).
   const json run = json::parse(testing::ReadText(dir / "out/run.json"));
-  CHECK(run["stages"][1]["steps"][1]["requests"]["completed"].get<int>() > 0);
+  const json& steady = run["stages"][1]["steps"][1];
+  CHECK(steady["requests"]["completed"].get<int>() > 0);
+  // Restricted tasks were denied, as the corpus expects: they complete their requests in the
+  // check, in run.json and in stages.csv alike.
+  const int64_t expected = steady["requests"]["expected_denials"];
+  CHECK(expected > 0);
+  const double measured = steady["checks"].back()["measured"];
+  CHECK(steady["checks"].back()["check"] == "completion rate >= 0.99");
+  CHECK(measured == Approx(1.0));
+  CHECK(steady["throughput"]["completion_rate"].get<double>() == measured);
+  const std::string csv = testing::ReadText(dir / "out/stages.csv");
+  const size_t row = csv.find("\nretrieval,steady,");
+  REQUIRE(row != std::string::npos);
+  const std::vector<std::string> cells =
+      Split(csv.substr(row + 1, csv.find('\n', row + 1) - row - 1), ',');
+  REQUIRE(cells.size() > 16);
+  CHECK(cells[6] == "1");                        // completion_rate
+  CHECK(cells[16] == std::to_string(expected));  // expected_denials
   for (const std::string& file :
        {dir / "out/run.json", dir / "out/requests.jsonl", dir / "out/stages.csv", dir / "store.db",
         dir / "store.db-wal", dir / "stdout.txt", dir / "stderr.txt"}) {

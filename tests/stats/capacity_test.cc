@@ -143,5 +143,53 @@ TEST_CASE("DescribeCapacity names the highest pass above the first failure", "[s
         "thresholds fail at 2 req/s, the lowest level tried, but hold at 4 req/s (not monotonic)");
 }
 
+TEST_CASE("DescribeCapacity states the sustained rate and why the first miss missed", "[stats]") {
+  const std::vector<LevelOutcome> levels = {
+      {.level = 8, .passed = true, .sustained_rate = 8.1, .goodput = 7.9},
+      {.level = 16, .passed = false, .failed = "not sustained", .sustained_rate = 11.8},
+      {.level = 12,
+       .passed = true,
+       .sustained_rate = 11.84,
+       .goodput = 11.5,
+       .output_tokens_per_s = 1480},
+      {.level = 14, .passed = false, .failed = "not sustained", .sustained_rate = 12.1},
+  };
+  const CapacityFinding finding = FindCapacity(levels);
+  CHECK(finding.sustained_rate == 11.84);
+  CHECK(finding.goodput == 11.5);
+  CHECK(finding.output_tokens_per_s == 1480);
+  CHECK(finding.failed == "not sustained");
+  CHECK_FALSE(finding.inconclusive);
+  CHECK(DescribeCapacity(finding, levels, "req/s") ==
+        "sustained 11.8 req/s; thresholds hold up to 12 req/s and fail at 14 req/s (not "
+        "sustained)");
+  const std::vector<LevelOutcome> all_fail = {
+      {.level = 4, .passed = false, .failed = "ttft p95 <= 1500 ms"}};
+  CHECK(DescribeCapacity(FindCapacity(all_fail), all_fail, "req/s") ==
+        "thresholds fail at every level tried (from 4 req/s: ttft p95 <= 1500 ms)");
+}
+
+TEST_CASE("A first miss that was only too short to tell makes the finding inconclusive",
+          "[stats]") {
+  const std::vector<LevelOutcome> levels = {
+      {.level = 8, .passed = true, .sustained_rate = 8},
+      {.level = 12, .passed = false, .inconclusive = true},
+      {.level = 16, .passed = false, .failed = "not sustained"},
+  };
+  const CapacityFinding finding = FindCapacity(levels);
+  CHECK(finding.inconclusive);
+  CHECK(finding.fails_at == 12);
+  CHECK(DescribeCapacity(finding, levels, "req/s") ==
+        "inconclusive: sustained 8 req/s; thresholds hold up to 8 req/s and 12 req/s was too "
+        "short to tell");
+  // The same level failing in another run of it is a failure, not a doubt.
+  std::vector<LevelOutcome> retried = levels;
+  retried.push_back({.level = 12, .passed = false, .failed = "not sustained"});
+  CHECK_FALSE(FindCapacity(retried).inconclusive);
+  const std::vector<LevelOutcome> lowest = {{.level = 2, .passed = false, .inconclusive = true}};
+  CHECK(DescribeCapacity(FindCapacity(lowest), lowest, "concurrent") ==
+        "inconclusive: 2 concurrent, the lowest level tried, was too short to tell");
+}
+
 }  // namespace
 }  // namespace stagegate::stats

@@ -1,0 +1,67 @@
+#include "scenario/step_runner.h"
+
+#include <set>
+#include <vector>
+
+#include "load/progress.h"
+
+namespace stagegate::scenario {
+
+Result<StepRunner::Ran> StepRunner::Run(const Step& step) {
+  Ran ran;
+  Result<int64_t> phase_id = context_.store.AddPhase({.run_id = context_.run_id,
+                                                      .ordinal = context_.next_ordinal++,
+                                                      .stage = step.stage,
+                                                      .phase = step.phase,
+                                                      .level = step.level,
+                                                      .config_json = step.config.dump(),
+                                                      .status = "running"});
+  if (!phase_id.ok()) return phase_id.status();
+  ran.phase_id = *phase_id;
+
+  std::atomic<bool> end_schedule{false};
+  load::RunControl control{.clock = &context_.clock,
+                           .origin_ns = context_.origin_ns,
+                           .stop = &context_.stop,
+                           .end_schedule = &end_schedule};
+  const auto progress = load::ProgressLine(context_.console, context_.clock, step.label);
+  // Every record finished so far, in the order they ended, for `end_early`.
+  std::vector<load::RequestRecord> finished;
+  control.on_tick = [&](const load::LiveSnapshot& snapshot) {
+    progress(snapshot);
+    if (step.end_early && !end_schedule.load() &&
+        step.end_early(finished, snapshot.phase_start_ns, snapshot.now_ns))
+      end_schedule.store(true);
+  };
+  // Records go to the store as they finish, so a killed process loses little more than the
+  // requests in flight.
+  std::set<int64_t> stored;
+  Status storing = Status::Ok();
+  control.on_records = [&](std::vector<load::RequestRecord> records) {
+    for (load::RequestRecord& record : records) {
+      record.run_id = context_.run_id;
+      record.phase_id = ran.phase_id;
+      stored.insert(record.sequence);
+    }
+    if (storing.ok()) storing = context_.store.AddRequestsInBatches(records);
+    if (step.end_early) finished.insert(finished.end(), records.begin(), records.end());
+  };
+  Result<load::LoadResult> load = load::RunLoad(step.options, step.source, control);
+  context_.console.EndProgress();
+  if (!load.ok()) return load.status();
+  SG_RETURN_IF_ERROR(storing);
+  std::vector<load::RequestRecord> rest;
+  for (load::RequestRecord& record : load->records) {
+    record.run_id = context_.run_id;
+    record.phase_id = ran.phase_id;
+    if (!stored.contains(record.sequence)) rest.push_back(record);
+  }
+  SG_RETURN_IF_ERROR(context_.store.AddRequestsInBatches(rest));
+  SG_RETURN_IF_ERROR(context_.store.FinishPhase(ran.phase_id, load->started_ns, load->ended_ns,
+                                                load->interrupted ? "interrupted" : "complete"));
+  ran.ended_early = end_schedule.load();
+  ran.load = std::move(*load);
+  return ran;
+}
+
+}  // namespace stagegate::scenario
