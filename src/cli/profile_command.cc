@@ -262,6 +262,7 @@ Status ProfileCommand::Prepare() {
     if (!requests_ && !duration_s_) duration_s_ = 20;
   } else {
     for (const auto& [given, flag] : {std::pair{search_up_to_.has_value(), "--search-up-to"},
+                                      {search_from_ != 1, "--search-from"},
                                       {search_resolution_ != 0.1, "--search-resolution"}})
       if (given) errors.push_back(std::string(flag) + " applies only with --search");
     if (modes == 0) concurrency_ = {1};

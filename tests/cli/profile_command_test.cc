@@ -184,6 +184,40 @@ int ClosedPort() {
   return ntohs(address.sin_port);
 }
 
+TEST_CASE("profile refuses search and level options that do not fit, naming each",
+          "[cli][profile]") {
+  testing::TempDir dir;
+  Ran search = RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--search",
+                                "--concurrency", "2", "--request-rate", "4,8", "--search-up-to",
+                                "nan", "--max-duration", "1", "--duration", "5"});
+  CHECK(search.exit_code == 2);
+  CHECK(search.err ==
+        "stagegate profile: give one of --concurrency, --request-rate and --trace\n"
+        "stagegate profile: --search finds a request rate: it does not take --concurrency or "
+        "--trace\n"
+        "stagegate profile: --search chooses its own levels: give where it starts with "
+        "--search-from\n"
+        "stagegate profile: --search-up-to must be at least where the search starts\n"
+        "stagegate profile: --max-duration is shorter than --duration\n");
+  Ran levels =
+      RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--search-resolution",
+                       "0.5", "--search-from", "-3", "--max-duration", "inf"});
+  CHECK(levels.exit_code == 2);
+  CHECK(levels.err ==
+        "stagegate profile: --search-from applies only with --search\n"
+        "stagegate profile: --search-resolution applies only with --search\n"
+        "stagegate profile: --max-duration must be above 0 and at most 86400\n");
+  Ran start = RunProfile(
+      dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--search", "--search-from", "nan"});
+  CHECK(start.exit_code == 2);
+  CHECK(start.err == "stagegate profile: --search-from must be above 0\n");
+  Ran share =
+      RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--keep-pace", "2"});
+  CHECK(share.exit_code == 2);
+  CHECK(share.err.find("--keep-pace: Value 2 not in range") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "store.db"));
+}
+
 TEST_CASE("profile records a server that refuses connections as transport errors",
           "[cli][profile]") {
   testing::TempDir dir;
