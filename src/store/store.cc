@@ -101,17 +101,29 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   }
   Result<std::unique_ptr<Database>> db = Database::Open(path);
   if (!db.ok()) return db.status();
+  return Prepare(std::move(*db), path);
+}
+
+Result<std::unique_ptr<Store>> Store::OpenInMemory() {
+  Result<std::unique_ptr<Database>> db = Database::Open(":memory:");
+  if (!db.ok()) return db.status();
+  return Prepare(std::move(*db), ":memory:");
+}
+
+Result<std::unique_ptr<Store>> Store::Prepare(std::unique_ptr<Database> db,
+                                              const std::string& name) {
   // Refuse a newer store before anything below changes the file.
-  Status supported = CheckSupported(**db);
-  if (!supported.ok()) return supported.WithContext(path);
+  Status supported = CheckSupported(*db);
+  if (!supported.ok()) return supported.WithContext(name);
   // WAL lets report commands read while a run writes; foreign keys keep requests tied to runs.
-  Status setup = (*db)->Exec(
+  // (A store in memory keeps its journal in memory: SQLite ignores WAL there.)
+  Status setup = db->Exec(
       "PRAGMA page_size = 65536; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
       "PRAGMA synchronous = NORMAL;");
-  if (!setup.ok()) return setup.WithContext(path);
-  Status migrated = Migrate(**db);
-  if (!migrated.ok()) return migrated.WithContext(path);
-  return std::unique_ptr<Store>(new Store(std::move(*db)));
+  if (!setup.ok()) return setup.WithContext(name);
+  Status migrated = Migrate(*db);
+  if (!migrated.ok()) return migrated.WithContext(name);
+  return std::unique_ptr<Store>(new Store(std::move(db)));
 }
 
 Result<int> Store::SchemaVersionOf(Database& db) {

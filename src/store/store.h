@@ -54,6 +54,9 @@ struct PhaseInfo {
 class Store {
  public:
   static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  /// A store in memory alone (SQLite's ":memory:"), with the same schema and settings as one on
+  /// disk, gone when the Store is destroyed. Each is independent of every other. For tests.
+  static Result<std::unique_ptr<Store>> OpenInMemory();
 
   Result<int> schema_version() { return SchemaVersionOf(*db_); }
   Database& database() { return *db_; }
@@ -109,6 +112,9 @@ class Store {
 
  private:
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  /// Refuses a newer schema, sets up the connection and migrates it; `name` prefixes errors.
+  static Result<std::unique_ptr<Store>> Prepare(std::unique_ptr<Database> db,
+                                                const std::string& name);
   bool HasAnswer(const std::string& run_id, int64_t phase_id, int64_t sequence);
   static Result<int> SchemaVersionOf(Database& db);
   std::unique_ptr<Database> db_;
