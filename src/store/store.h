@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -9,6 +10,7 @@
 
 #include "base/status.h"
 #include "load/request_record.h"
+#include "store/review_data.h"
 #include "store/sqlite.h"
 #include "telemetry/scraper.h"
 
@@ -50,7 +52,8 @@ struct PhaseInfo {
 /// The SQLite store every command after `run` reads. Opening it creates the file (and its folder)
 /// when missing, turns on WAL and foreign keys, and migrates an older schema forward. Every write
 /// runs in one transaction, so a killed process leaves either all of a write or none of it. Not
-/// thread-safe: one writer thread owns a Store.
+/// thread-safe: one writer thread owns a Store. The store is the only owner of the schema: every
+/// SQL statement lives behind one of its methods.
 class Store {
  public:
   static Result<std::unique_ptr<Store>> Open(const std::string& path);
@@ -59,6 +62,8 @@ class Store {
   static Result<std::unique_ptr<Store>> OpenInMemory();
 
   Result<int> schema_version() { return SchemaVersionOf(*db_); }
+  /// The raw connection, for the one reader not yet moved behind a method (report/model.cc).
+  /// Nothing new may use it.
   Database& database() { return *db_; }
 
   Status CreateRun(const RunInfo& run);
@@ -109,6 +114,32 @@ class Store {
                          const std::string& evidence_json);
   /// The run's requests in phase order, then schedule order.
   Result<std::vector<load::RequestRecord>> ListRequests(const std::string& run_id);
+
+  // Review data (defined in review_data.cc).
+
+  /// A run's answers sampled for review, by request id.
+  Result<std::vector<SampledAnswer>> ListSampledAnswers(const std::string& run_id);
+  /// Adds an export with its items and, for an LLM judge, their scores, in one transaction: all
+  /// of it or, on error, none. Each item's export_id is taken from `info`; a score whose item,
+  /// reviewer and criterion are stored already is refused.
+  Status AddExport(const ExportInfo& info, const std::vector<ReviewItem>& items,
+                   const std::vector<Score>& scores = {});
+  /// A run's exports, newest first (of two made in the same millisecond, the later one first).
+  Result<std::vector<ExportInfo>> ListExports(const std::string& run_id);
+  /// A run's review items by item id, each with its export's scorer.
+  Result<std::vector<ReviewItem>> ListReviewItems(const std::string& run_id);
+  /// Adds scores in one transaction, all or none; a score stored already for the same item,
+  /// reviewer and criterion is replaced.
+  Status AddScores(const std::vector<Score>& scores);
+  /// The level stored for an item, reviewer and criterion; none when it has not been scored.
+  Result<std::optional<int64_t>> FindScore(const std::string& item_id, const std::string& reviewer,
+                                           const std::string& criterion);
+  /// The scores of a run's items (every scorer's), ordered by item, reviewer, then criterion.
+  Result<std::vector<StoredScore>> ListScores(const std::string& run_id);
+  /// How often the independent reviewers gave each level of each criterion in a run's exports:
+  /// criterion -> level -> count. An LLM judge's scores are left out.
+  Result<std::map<std::string, std::map<int64_t, int64_t>>> ScoreLevelCounts(
+      const std::string& run_id);
 
  private:
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
