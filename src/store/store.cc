@@ -84,6 +84,16 @@ std::vector<int64_t> DecodeChunkTimes(const std::string& text, int64_t origin) {
   return times;
 }
 
+// `text` as a LIKE pattern (with ESCAPE '\') that matches it alone: its wildcards are escaped.
+std::string LikeLiteral(const std::string& text) {
+  std::string pattern;
+  for (char c : text) {
+    if (c == '%' || c == '_' || c == '\\') pattern += '\\';
+    pattern += c;
+  }
+  return pattern;
+}
+
 }  // namespace
 
 std::string_view RunStatusName(RunStatus status) {
@@ -346,6 +356,28 @@ Result<std::vector<std::pair<int64_t, double>>> Store::SeriesTotal(const std::st
     samples.push_back({query->Int(0), query->Real(1)});
   SG_RETURN_IF_ERROR(query->status());
   return samples;
+}
+
+Result<std::vector<TelemetryPoint>> Store::ListTelemetry(
+    const std::string& run_id, int64_t from_ns, int64_t to_ns,
+    const std::vector<std::string>& series_suffixes) {
+  if (series_suffixes.empty()) return std::vector<TelemetryPoint>();
+  std::string sql =
+      "SELECT series, t_ns, value FROM telemetry_samples WHERE run_id = ? AND t_ns BETWEEN ? AND "
+      "? AND (";
+  for (size_t i = 0; i < series_suffixes.size(); ++i)
+    sql += std::string(i ? " OR " : "") + "series LIKE ? ESCAPE '\\'";
+  sql += ") ORDER BY series, t_ns";
+  Result<Statement> query = Statement::Prepare(*db_, sql);
+  if (!query.ok()) return query.status();
+  query->Bind(1, run_id).Bind(2, from_ns).Bind(3, to_ns);
+  for (size_t i = 0; i < series_suffixes.size(); ++i)
+    query->Bind(static_cast<int>(i) + 4, "%" + LikeLiteral(series_suffixes[i]));
+  std::vector<TelemetryPoint> points;
+  while (query->Step())
+    points.push_back({.series = query->Text(0), .t_ns = query->Int(1), .value = query->Real(2)});
+  SG_RETURN_IF_ERROR(query->status());
+  return points;
 }
 
 bool Store::HasAnswer(const std::string& run_id, int64_t phase_id, int64_t sequence) {

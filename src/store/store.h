@@ -49,6 +49,13 @@ struct PhaseInfo {
   std::string status = "pending";
 };
 
+/// One telemetry sample as stored: its series name, time on the run's clock and value.
+struct TelemetryPoint {
+  std::string series;
+  int64_t t_ns = 0;
+  double value = 0;
+};
+
 /// The SQLite store every command after `run` reads. Opening it creates the file (and its folder)
 /// when missing, turns on WAL and foreign keys, and migrates an older schema forward. Every write
 /// runs in one transaction, so a killed process leaves either all of a write or none of it. Not
@@ -101,6 +108,12 @@ class Store {
   Result<std::vector<std::pair<int64_t, double>>> SeriesTotal(const std::string& run_id,
                                                               const std::string& suffix,
                                                               int64_t from_ns, int64_t to_ns);
+  /// A run's samples of the series whose names end with one of `series_suffixes` (plain text,
+  /// compared as SQL's LIKE does: ASCII letters in either case), at times in [from_ns, to_ns],
+  /// ordered by series, then time. No suffixes: no samples.
+  Result<std::vector<TelemetryPoint>> ListTelemetry(
+      const std::string& run_id, int64_t from_ns, int64_t to_ns,
+      const std::vector<std::string>& series_suffixes);
   /// Records the result of a fault-control probe: the phase holding its requests, its verdict
   /// and the evidence (JSON). Replaces the probe's earlier results in the run (per request too).
   Status AddFaultResult(const std::string& run_id, const std::string& probe,
