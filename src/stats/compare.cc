@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <utility>
@@ -153,6 +154,92 @@ std::optional<DiffInterval> BootstrapPercentileDiff(std::span<const double> a,
   };
 }
 
+namespace {
+
+// The number of ways to choose k of n, or nullopt past `cap`.
+std::optional<uint64_t> Choose(size_t n, size_t k, uint64_t cap) {
+  k = std::min(k, n - k);
+  Uint128 ways = 1;
+  for (size_t i = 1; i <= k; ++i) {
+    ways = ways * (n - k + i) / i;  // exact: a product of i consecutive integers divides by i!
+    if (ways > cap) return std::nullopt;
+  }
+  return static_cast<uint64_t>(ways);
+}
+
+// The percentile difference of one assignment: `in_a` marks the pooled values given to a.
+double AssignedDifference(std::span<const double> pooled, const std::vector<bool>& in_a,
+                          double percentile, std::vector<double>& a, std::vector<double>& b) {
+  a.clear();
+  b.clear();
+  for (size_t i = 0; i < pooled.size(); ++i)
+    (in_a[i] ? a : b).push_back(pooled[i]);
+  return SelectPercentile(a, percentile) - SelectPercentile(b, percentile);
+}
+
+}  // namespace
+
+std::optional<PermutationResult> PermutationTestPercentile(std::span<const double> a,
+                                                           std::span<const double> b,
+                                                           double percentile, int permutations,
+                                                           uint64_t seed) {
+  if (a.empty() || b.empty() || permutations < 1) return std::nullopt;
+  if (!(percentile >= 0 && percentile <= 100)) return std::nullopt;
+  if (!AllFinite(a) || !AllFinite(b)) return std::nullopt;
+  std::vector<double> pooled(a.begin(), a.end());
+  pooled.insert(pooled.end(), b.begin(), b.end());
+  const double observed = PercentileOf(a, percentile) - PercentileOf(b, percentile);
+  const double gamma = std::abs(observed) * 100 * std::numeric_limits<double>::epsilon();
+  int64_t at_least = 0, at_most = 0, tried = 0;
+  std::vector<double> group_a, group_b;
+  const auto count = [&](double difference) {
+    at_least += difference >= observed - gamma;
+    at_most += difference <= observed + gamma;
+    ++tried;
+  };
+  const std::optional<uint64_t> all =
+      Choose(pooled.size(), a.size(), static_cast<uint64_t>(permutations));
+  if (all) {
+    // Every assignment: the k-subsets of the pooled indices, in lexicographic order.
+    std::vector<size_t> chosen(a.size());
+    for (size_t i = 0; i < chosen.size(); ++i)
+      chosen[i] = i;
+    std::vector<bool> in_a(pooled.size());
+    while (true) {
+      std::fill(in_a.begin(), in_a.end(), false);
+      for (size_t index : chosen)
+        in_a[index] = true;
+      count(AssignedDifference(pooled, in_a, percentile, group_a, group_b));
+      size_t i = chosen.size();
+      while (i > 0 && chosen[i - 1] == pooled.size() - chosen.size() + i - 1)
+        --i;
+      if (i == 0) break;
+      ++chosen[i - 1];
+      for (size_t j = i; j < chosen.size(); ++j)
+        chosen[j] = chosen[j - 1] + 1;
+    }
+  } else {
+    // Random assignments: a partial Fisher-Yates shuffle puts a's share first.
+    IndexDraw draw(seed);
+    std::vector<double> shuffled = pooled;
+    for (int i = 0; i < permutations; ++i) {
+      for (size_t j = 0; j < a.size(); ++j)
+        std::swap(shuffled[j], shuffled[j + draw.Below(shuffled.size() - j)]);
+      group_a.assign(shuffled.begin(), shuffled.begin() + static_cast<std::ptrdiff_t>(a.size()));
+      group_b.assign(shuffled.begin() + static_cast<std::ptrdiff_t>(a.size()), shuffled.end());
+      count(SelectPercentile(group_a, percentile) - SelectPercentile(group_b, percentile));
+    }
+  }
+  const double adjustment = all ? 0 : 1;
+  const double total = static_cast<double>(tried) + adjustment;
+  const double p_greater = (static_cast<double>(at_least) + adjustment) / total;
+  const double p_less = (static_cast<double>(at_most) + adjustment) / total;
+  return PermutationResult{.difference = observed,
+                           .p_two_sided = std::min(1.0, 2 * std::min(p_greater, p_less)),
+                           .permutations = static_cast<int>(tried),
+                           .exact = all.has_value()};
+}
+
 std::optional<PermutationResult> PermutationTestMeans(std::span<const double> a,
                                                       std::span<const double> b, int permutations,
                                                       uint64_t seed) {
@@ -207,8 +294,11 @@ std::string DescribeDifference(const std::string& metric, double difference,
   line += (difference > 0) == higher_is_worse ? " worse" : " better";
   if (!p_value || std::isnan(*p_value)) return line;
   line += *p_value < alpha ? ", significant" : ", not significant";
-  if (*p_value < 0.001) return line + " (p < 0.001)";
-  return line + " (p = " + FormatSignificant(*p_value, 2) + ")";
+  return line + " (" + DescribePValue(*p_value) + ")";
+}
+
+std::string DescribePValue(double p) {
+  return p < 0.001 ? "p < 0.001" : "p = " + FormatSignificant(p, 2);
 }
 
 }  // namespace stagegate::stats

@@ -50,7 +50,8 @@ std::optional<DiffInterval> BootstrapPercentileDiff(std::span<const double> a,
 struct PermutationResult {
   double difference;   // mean(a) - mean(b)
   double p_two_sided;  // (1 + permutations at least as extreme) / (1 + permutations), in (0, 1]
-  int permutations;
+  int permutations;    // the reassignments drawn, or every one when `exact`
+  bool exact = false;  // every reassignment of the pooled values was tried
 };
 
 /// A Monte Carlo permutation test of the difference of means: `permutations` random
@@ -62,6 +63,19 @@ std::optional<PermutationResult> PermutationTestMeans(std::span<const double> a,
                                                       std::span<const double> b, int permutations,
                                                       uint64_t seed);
 
+/// A permutation test of P(a) - P(b), the `percentile` (0-100) of each sample by linear
+/// interpolation (numpy's default): the pooled values are reassigned to groups of the original
+/// sizes, every reassignment when there are at most `permutations` of them (`exact`), else
+/// `permutations` random ones. The two-sided p-value is scipy.stats.permutation_test's (with
+/// permutation_type='independent'): twice the smaller one-sided p-value, at most 1, each
+/// one-sided count taking differences within 100 machine epsilons of |observed| as equal, and a
+/// random test adding one to the count and to the number of reassignments. `difference` is the
+/// observed P(a) - P(b). nullopt as for BootstrapPercentileDiff, or permutations < 1.
+std::optional<PermutationResult> PermutationTestPercentile(std::span<const double> a,
+                                                           std::span<const double> b,
+                                                           double percentile, int permutations,
+                                                           uint64_t seed);
+
 /// One plain-language line on a difference (run - baseline) in `metric`, e.g. "TTFT p95 is 180 ms
 /// worse, significant (p = 0.003)", "mean score is 0.2 better, not significant (p = 0.41)",
 /// "e2e p50 is unchanged" (a difference of exactly 0). The difference is shown to 3 significant
@@ -71,5 +85,8 @@ std::optional<PermutationResult> PermutationTestMeans(std::span<const double> a,
 std::string DescribeDifference(const std::string& metric, double difference,
                                const std::string& unit, bool higher_is_worse,
                                std::optional<double> p_value, double alpha = 0.05);
+
+/// A p-value as the lines above write it: "p = 0.035" (2 significant digits), "p < 0.001".
+std::string DescribePValue(double p);
 
 }  // namespace stagegate::stats
