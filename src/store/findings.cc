@@ -1,0 +1,346 @@
+#include "store/findings.h"
+
+#include <nlohmann/json.hpp>
+
+namespace stagegate::store {
+namespace {
+
+using json = nlohmann::json;
+
+// Reads the fields of one JSON object at `path`. A missing field or an explicit null is absent;
+// a field of the wrong type is absent too, and noted in `problems` with its path.
+class Fields {
+ public:
+  Fields(const json& object, std::string path, std::vector<std::string>& problems)
+      : object_(object), path_(std::move(path)), problems_(problems) {}
+
+  std::optional<double> Number(const char* key) const {
+    const json* v = Find(key);
+    if (!v) return std::nullopt;
+    if (v->is_number()) return v->get<double>();
+    return Wrong(key, "a number");
+  }
+  std::optional<int64_t> Integer(const char* key) const {
+    const json* v = Find(key);
+    if (!v) return std::nullopt;
+    if (v->is_number_integer()) return v->get<int64_t>();
+    if (v->is_number_float()) return static_cast<int64_t>(v->get<double>());
+    return Wrong(key, "an integer");
+  }
+  std::optional<bool> Bool(const char* key) const {
+    const json* v = Find(key);
+    if (!v) return std::nullopt;
+    if (v->is_boolean()) return v->get<bool>();
+    return Wrong(key, "true or false");
+  }
+  std::string Text(const char* key) const {
+    const json* v = Find(key);
+    if (!v) return "";
+    if (v->is_string()) return v->get<std::string>();
+    Wrong(key, "text");
+    return "";
+  }
+  std::vector<std::string> Texts(const char* key) const {
+    std::vector<std::string> out;
+    const json* v = Find(key);
+    if (!v) return out;
+    if (!v->is_array()) return Wrong(key, "a list"), out;
+    for (const json& item : *v)
+      if (item.is_string()) out.push_back(item.get<std::string>());
+    return out;
+  }
+  // A nested object, or null when absent or not an object (noted).
+  const json* Object(const char* key) const {
+    const json* v = Find(key);
+    if (!v) return nullptr;
+    if (v->is_object()) return v;
+    Wrong(key, "an object");
+    return nullptr;
+  }
+  // A nested array's objects, each with its path.
+  std::vector<std::pair<const json*, std::string>> Objects(const char* key) const {
+    std::vector<std::pair<const json*, std::string>> out;
+    const json* v = Find(key);
+    if (!v) return out;
+    if (!v->is_array()) return Wrong(key, "a list"), out;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const std::string path = Path(key) + "[" + std::to_string(i) + "]";
+      if ((*v)[i].is_object())
+        out.push_back({&(*v)[i], path});
+      else
+        problems_.push_back(path + " is not an object");
+    }
+    return out;
+  }
+  Fields Nested(const json& object, const char* key) const {
+    return Fields(object, Path(key), problems_);
+  }
+  Fields At(const json& object, std::string path) const {
+    return Fields(object, std::move(path), problems_);
+  }
+
+ private:
+  const json* Find(const char* key) const {
+    auto found = object_.find(key);
+    if (found == object_.end() || found->is_null()) return nullptr;
+    return &*found;
+  }
+  std::string Path(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::nullopt_t Wrong(const char* key, const char* expected) const {
+    problems_.push_back(Path(key) + " is not " + expected);
+    return std::nullopt;
+  }
+
+  const json& object_;
+  std::string path_;
+  std::vector<std::string>& problems_;
+};
+
+Distribution ReadDistribution(const Fields& f, const json& object) {
+  Distribution d;
+  d.count = f.Integer("count").value_or(0);
+  for (const auto& [key, value] : object.items())
+    if (key != "count" && value.is_number()) d.stats[key] = value.get<double>();
+  return d;
+}
+
+std::vector<ThresholdResult> ReadChecks(const Fields& f, const char* key) {
+  std::vector<ThresholdResult> checks;
+  for (const auto& [object, path] : f.Objects(key)) {
+    const Fields c = f.At(*object, path);
+    checks.push_back({.check = c.Text("check"),
+                      .measured = c.Number("measured"),
+                      .limit = c.Number("limit"),
+                      .passed = c.Bool("passed").value_or(false)});
+  }
+  return checks;
+}
+
+StepFindings ReadStep(const Fields& f) {
+  StepFindings s{.phase = f.Text("phase"),
+                 .phase_id = f.Integer("phase_id"),
+                 .level = f.Number("level"),
+                 .level_unit = f.Text("level_unit"),
+                 .interrupted = f.Bool("interrupted").value_or(false)};
+  if (const json* requests = f.Object("requests"))
+    for (const auto& [key, value] : requests->items())
+      if (value.is_number_integer()) s.requests[key] = value.get<int64_t>();
+  if (const json* throughput = f.Object("throughput"))
+    for (const auto& [key, value] : throughput->items())
+      if (value.is_number()) s.throughput[key] = value.get<double>();
+  if (const json* metrics = f.Object("metrics")) {
+    const Fields m = f.Nested(*metrics, "metrics");
+    for (const auto& [key, value] : metrics->items())
+      if (const json* summary = m.Object(key.c_str()))
+        s.metrics[key] = ReadDistribution(m.Nested(*summary, key.c_str()), *summary);
+  }
+  s.checks = ReadChecks(f, "checks");
+  s.passed = f.Bool("passed");
+  if (const json* j = f.Object("judgement")) {
+    const Fields g = f.Nested(*j, "judgement");
+    s.judgement = LevelJudgementFindings{.verdict = g.Text("verdict"),
+                                         .reason = g.Text("reason"),
+                                         .completed_rate = g.Number("completed_rate")};
+  }
+  return s;
+}
+
+StageFindings ReadStage(const Fields& f) {
+  StageFindings s{.name = f.Text("name"),
+                  .skipped = f.Bool("skipped").value_or(false),
+                  .passed = f.Bool("passed")};
+  for (const auto& [object, path] : f.Objects("steps"))
+    s.steps.push_back(ReadStep(f.At(*object, path)));
+  if (const json* added = f.Object("added_over_previous_stage"))
+    s.added_ttft_p95_ms = f.Nested(*added, "added_over_previous_stage").Number("ttft_p95_ms");
+  if (const json* c = f.Object("capacity")) {
+    const Fields g = f.Nested(*c, "capacity");
+    s.capacity = CapacityFindings{.holds_up_to = g.Number("holds_up_to"),
+                                  .fails_at = g.Number("fails_at"),
+                                  .sustained_rate = g.Number("sustained_rate"),
+                                  .inconclusive = g.Bool("inconclusive").value_or(false),
+                                  .unit = g.Text("unit"),
+                                  .finding = g.Text("finding")};
+  }
+  if (const json* o = f.Object("overload")) {
+    const Fields g = f.Nested(*o, "overload");
+    s.overload = OverloadFindings{.offered = g.Integer("offered").value_or(0),
+                                  .shed = g.Integer("shed").value_or(0),
+                                  .checks = ReadChecks(g, "checks")};
+  }
+  if (const json* r = f.Object("recovery")) {
+    const Fields g = f.Nested(*r, "recovery");
+    s.recovery = RecoveryFindings{.recovered_after_s = g.Number("recovered_after_s"),
+                                  .max_recovery_s = g.Number("max_recovery_s"),
+                                  .passed = g.Bool("passed").value_or(false),
+                                  .finding = g.Text("finding")};
+  }
+  return s;
+}
+
+ProbeVerdict VerdictOf(const std::string& text) {
+  if (text == "pass") return ProbeVerdict::kPass;
+  if (text == "fail") return ProbeVerdict::kFail;
+  if (text == "interrupted") return ProbeVerdict::kInterrupted;
+  return ProbeVerdict::kInconclusive;
+}
+
+ProbeFindings ReadProbe(const Fields& f, ProbeKind kind) {
+  ProbeFindings p{.kind = kind,
+                  .probe = f.Text("probe"),
+                  .actuator = f.Text("actuator"),
+                  .verdict = VerdictOf(f.Text("verdict")),
+                  .reasons = f.Texts("reasons")};
+  for (const auto& [object, path] : f.Objects("requests")) {
+    const Fields q = f.At(*object, path);
+    p.requests.push_back({.part = q.Text("part"),
+                          .status = q.Integer("status"),
+                          .outcome = q.Text("outcome"),
+                          .e2e_ms = q.Number("e2e_ms"),
+                          .acknowledged = q.Text("acknowledged"),
+                          .claimed = q.Text("claimed"),
+                          .excerpt = q.Text("excerpt")});
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<double> Distribution::At(std::string_view stat) const {
+  if (count == 0) return std::nullopt;
+  auto found = stats.find(std::string(stat));
+  if (found == stats.end()) return std::nullopt;
+  return found->second;
+}
+
+int64_t StepFindings::Requests(const std::string& name) const {
+  auto found = requests.find(name);
+  return found == requests.end() ? 0 : found->second;
+}
+
+std::optional<double> StepFindings::Throughput(const std::string& name) const {
+  auto found = throughput.find(name);
+  if (found == throughput.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<double> StepFindings::Stat(const std::string& metric, std::string_view stat) const {
+  auto found = metrics.find(metric);
+  if (found == metrics.end()) return std::nullopt;
+  return found->second.At(stat);
+}
+
+const StepFindings* StageFindings::Step(std::string_view phase) const {
+  for (const StepFindings& step : steps)
+    if (step.phase == phase) return &step;
+  return nullptr;
+}
+
+const StageFindings* RunFindings::FinalStage() const {
+  const StageFindings* last = nullptr;
+  for (const StageFindings& stage : stages)
+    if (!stage.skipped) last = &stage;
+  return last;
+}
+
+std::string_view Name(ProbeKind kind) {
+  return kind == ProbeKind::kAccessDenial ? "access_denial" : "tool_outage";
+}
+
+std::string_view Name(ProbeVerdict verdict) {
+  switch (verdict) {
+    case ProbeVerdict::kPass:
+      return "pass";
+    case ProbeVerdict::kFail:
+      return "fail";
+    case ProbeVerdict::kInterrupted:
+      return "interrupted";
+    case ProbeVerdict::kInconclusive:
+      break;
+  }
+  return "inconclusive";
+}
+
+StoredScenario ParseScenario(std::string_view scenario_json) {
+  StoredScenario out;
+  const json scenario = json::parse(scenario_json, nullptr, false);
+  if (!scenario.is_object()) {
+    out.problems.push_back("the stored scenario is not a JSON object");
+    return out;
+  }
+  out.present = true;
+  const Fields f(scenario, "", out.problems);
+  if (const json* thresholds = f.Object("thresholds")) {
+    const Fields t = f.Nested(*thresholds, "thresholds");
+    for (const auto& [object, path] : t.Objects("latency")) {
+      const Fields l = f.At(*object, path);
+      const std::string metric = l.Text("metric");
+      const std::optional<double> max_ms = l.Number("max_ms");
+      if (metric.empty() || !max_ms) continue;
+      out.latency.push_back(
+          {.metric = metric, .percentile = l.Number("percentile").value_or(0), .max_ms = *max_ms});
+    }
+  }
+  if (const json* quality = f.Object("quality")) {
+    const Fields q = f.Nested(*quality, "quality");
+    out.quality = {.min_scored_answers = q.Integer("min_scored_answers"),
+                   .min_agreement = q.Number("min_agreement"),
+                   .min_mean = q.Number("min_mean"),
+                   .min_pass_rate = q.Number("min_pass_rate")};
+    if (const json* floors = q.Object("criterion_floors")) {
+      const Fields g = q.Nested(*floors, "criterion_floors");
+      for (const auto& [criterion, value] : floors->items())
+        if (std::optional<double> floor = g.Number(criterion.c_str()))
+          out.quality.criterion_floors[criterion] = *floor;
+    }
+  }
+  if (const json* triage = f.Object("triage")) {
+    const Fields t = f.Nested(*triage, "triage");
+    for (const auto& [key, target] :
+         {std::pair{"tool_failure_patterns", &out.tool_failure_patterns},
+          std::pair{"refusal_patterns", &out.refusal_patterns}})
+      if (triage->contains(key) && (*triage)[key].is_array()) *target = t.Texts(key);
+  }
+  for (const auto& [key, target] :
+       {std::pair{"corpus", &out.corpus_sha256}, std::pair{"rubric", &out.rubric_sha256}})
+    if (const json* part = f.Object(key)) *target = f.Nested(*part, key).Text("sha256");
+  return out;
+}
+
+RunFindings ParseFindings(std::string_view run_json) {
+  RunFindings r;
+  const json root = json::parse(run_json, nullptr, false);
+  if (!root.is_object()) {
+    r.problems.push_back("the stored run.json is not a JSON object");
+    return r;
+  }
+  if (root.empty()) return r;
+  r.present = true;
+  const Fields f(root, "", r.problems);
+  r.schema_version = static_cast<int>(f.Integer("schema_version").value_or(0));
+  if (r.schema_version != kFindingsSchemaVersion)
+    r.problems.push_back("run.json schema_version " + std::to_string(r.schema_version) +
+                         " is not " + std::to_string(kFindingsSchemaVersion) +
+                         ", the version this stagegate reads");
+  r.status = f.Text("status");
+  if (const json* m = f.Object("manifest")) {
+    const Fields g = f.Nested(*m, "manifest");
+    r.manifest = {.model = g.Text("model"),
+                  .model_version = g.Text("model_version"),
+                  .hardware = g.Text("hardware"),
+                  .serving_stack = g.Text("serving_stack")};
+  }
+  for (const auto& [object, path] : f.Objects("stages"))
+    r.stages.push_back(ReadStage(f.At(*object, path)));
+  if (const json* faults = f.Object("faults")) {
+    const Fields g = f.Nested(*faults, "faults");
+    for (const auto& [key, kind] : {std::pair{"access_denial", ProbeKind::kAccessDenial},
+                                    std::pair{"tool_outage", ProbeKind::kToolOutage}})
+      for (const auto& [object, path] : g.Objects(key))
+        r.probes.push_back(ReadProbe(g.At(*object, path), kind));
+  }
+  r.notes = f.Texts("notes");
+  return r;
+}
+
+}  // namespace stagegate::store
