@@ -126,7 +126,7 @@ class ReportCommand : public Command {
     if (out_dir_.empty())
       if (Status status = WriteDashboard(*opened->store, "reports"); !status.ok())
         return Fail(console, "report", status);
-    console.Line("verdict: " + model->verdict);
+    console.Line("verdict: " + std::string(report::Name(model->verdict)));
     for (const std::string& reason : model->verdict_reasons)
       console.Line("  " + reason);
     for (const std::string& line : model->baseline_lines)
@@ -134,9 +134,9 @@ class ReportCommand : public Command {
     for (const std::string& path : written)
       console.Line(path);
     if (!gate_) return ExitCode::kOk;
-    return model->verdict == "ready"     ? ExitCode::kOk
-           : model->verdict == "pending" ? ExitCode::kPending
-                                         : ExitCode::kGateFailed;
+    return model->verdict == report::Verdict::kReady     ? ExitCode::kOk
+           : model->verdict == report::Verdict::kPending ? ExitCode::kPending
+                                                         : ExitCode::kGateFailed;
   }
 
  private:
@@ -173,7 +173,17 @@ class CompareCommand : public Command {
     for (const std::string& line : report::ComparisonLines(comparison))
       console.Line(line);
     if (!comparison.comparable && !allow_incomparable_) return ExitCode::kInvalidInput;
-    return comparison.verdict == "regression" ? ExitCode::kGateFailed : ExitCode::kOk;
+    switch (comparison.verdict) {
+      case report::ComparisonVerdict::kRegression:
+        return ExitCode::kGateFailed;
+      case report::ComparisonVerdict::kNothingCompared:
+        return ExitCode::kPending;
+      case report::ComparisonVerdict::kRefused:
+        return ExitCode::kInvalidInput;
+      case report::ComparisonVerdict::kNoRegression:
+        break;
+    }
+    return ExitCode::kOk;
   }
 
  private:
@@ -201,7 +211,8 @@ class RunsCommand : public Command {
       Result<report::ReportModel> model = report::BuildReport(**store, run, nullptr, false);
       rows.push_back({run.id, run.scenario_name, UtcTime(run.started_unix_ms),
                       std::string(store::RunStatusName(run.status)),
-                      model.ok() ? model->verdict : "? (" + model.status().message() + ")"});
+                      model.ok() ? std::string(report::Name(model->verdict))
+                                 : "? (" + model.status().message() + ")"});
     }
     if (!html_dir_.empty()) {
       if (Status status = WriteDashboard(**store, html_dir_); !status.ok())

@@ -1,9 +1,10 @@
 #include "cli/stored_run.h"
 
-#include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "base/strings.h"
 #include "manifest/fingerprint.h"
+#include "store/findings.h"
 
 namespace stagegate::cli {
 
@@ -24,7 +25,6 @@ ExitCode Fail(console::Console& console, const std::string& command, const Statu
 }
 
 std::optional<manifest::Bundle> RunBundle(const store::RunInfo& run, std::string& problem) {
-  using json = nlohmann::json;
   manifest::Diagnostics diagnostics;
   std::optional<manifest::Bundle> bundle = manifest::LoadBundle(run.scenario_file, diagnostics);
   if (!bundle) {
@@ -33,13 +33,16 @@ std::optional<manifest::Bundle> RunBundle(const store::RunInfo& run, std::string
       problem += "\n" + d.ToString();
     return std::nullopt;
   }
-  const json then = json::parse(run.scenario_json, nullptr, false);
-  const json now = manifest::CanonicalScenario(*bundle);
-  for (const char* part : {"corpus", "rubric"}) {
-    if (!then.is_object() || !then.contains(part) || then[part] != now[part]) {
+  // The corpus and rubric the run used, by the sha256 of their canonical forms.
+  const store::StoredScenario then = store::ParseScenario(run.scenario_json);
+  const manifest::Fingerprint now = manifest::ComputeFingerprint(*bundle);
+  for (const auto& [part, used, current] :
+       {std::tuple{"corpus", then.corpus_sha256, now.corpus_sha},
+        std::tuple{"rubric", then.rubric_sha256, now.rubric_sha}}) {
+    if (used != current) {
       problem = std::string("the ") + part + " of " + run.scenario_file +
                 " has changed since run " + run.id + ": restore the " + part + " the run used (" +
-                (then.is_object() && then.contains(part) ? then[part].dump() : "unknown") + ")";
+                (used.empty() ? "unknown" : "sha256 " + used) + ")";
       return std::nullopt;
     }
   }

@@ -5,58 +5,55 @@
 #include <set>
 
 #include "base/strings.h"
-#include "store/sqlite.h"
+#include "report/comparability.h"
+#include "stats/summary.h"
 
 namespace stagegate::report {
 namespace {
 
-using json = nlohmann::json;
-
-std::string Measured(const json& check) {
-  const double measured = check.value("measured", 0.0), limit = check.value("limit", 0.0);
-  return "measured " + FormatNumber(measured, 3) + ", limit " + FormatNumber(limit, 3);
+// "measured 420, limit 1500", or, when nothing was measured, why (`absent`: "no successful
+// request", "nothing was shed"). Whether such a check passed was decided when the run judged it:
+// it fails unless its rule holds vacuously (nothing shed is nothing slow to shed).
+std::string Measured(const store::ThresholdResult& check, const std::string& absent) {
+  const std::string limit =
+      check.limit ? ", limit " + FormatNumber(*check.limit, 3) : std::string();
+  if (check.measured) return "measured " + FormatNumber(*check.measured, 3) + limit;
+  return "not measured: " + absent + limit;
 }
 
-// The p-th percentile (0..100) of sorted values, by linear interpolation.
-double Percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  const double rank = p / 100 * static_cast<double>(sorted.size() - 1);
-  const size_t low = static_cast<size_t>(std::floor(rank));
-  const size_t high = std::min(low + 1, sorted.size() - 1);
-  return sorted[low] + (sorted[high] - sorted[low]) * (rank - static_cast<double>(low));
+Check ThresholdCheckOf(Condition condition, std::string name, const store::ThresholdResult& check,
+                       const std::string& absent) {
+  return {.condition = condition,
+          .name = std::move(name),
+          .status = check.passed ? CheckStatus::kPass : CheckStatus::kFail,
+          .detail = Measured(check, absent)};
 }
 
-void AddResponsiveness(const json& findings, ReportModel& m) {
-  const json* stage = FinalStage(findings);
+void AddResponsiveness(const store::RunFindings& findings, ReportModel& m) {
+  const store::StageFindings* stage = findings.FinalStage();
   bool any = false;
   if (stage) {
-    for (const json& step : (*stage)["steps"]) {
-      const std::string phase = step.value("phase", "");
-      if ((phase != "steady" && phase != "burst") || !step.contains("checks")) continue;
-      for (const json& check : step["checks"]) {
+    for (const store::StepFindings& step : stage->steps) {
+      if (step.phase != "steady" && step.phase != "burst") continue;
+      for (const store::ThresholdResult& check : step.checks) {
         any = true;
-        m.checks.push_back({.condition = "responsiveness",
-                            .name = (*stage)["name"].get<std::string>() + " " + phase + ": " +
-                                    check.value("check", ""),
-                            .status = check.value("passed", false) ? "pass" : "fail",
-                            .detail = Measured(check)});
+        m.checks.push_back(ThresholdCheckOf(Condition::kResponsiveness,
+                                            stage->name + " " + step.phase + ": " + check.check,
+                                            check, "no successful request"));
       }
     }
   }
   // Where responsiveness ends: a sweep too short to tell keeps condition 1 from passing.
-  if (stage && stage->contains("capacity") && (*stage)["capacity"].is_object()) {
-    const json& c = (*stage)["capacity"];
-    const bool inconclusive = c.value("inconclusive", false);
-    m.checks.push_back({.condition = "responsiveness",
-                        .name = (*stage)["name"].get<std::string>() +
-                                " capacity: where responsiveness ends is known",
-                        .status = inconclusive ? "pending" : "pass",
-                        .detail = c.value("finding", "")});
-  }
+  if (stage && stage->capacity)
+    m.checks.push_back(
+        {.condition = Condition::kResponsiveness,
+         .name = stage->name + " capacity: where responsiveness ends is known",
+         .status = stage->capacity->inconclusive ? CheckStatus::kPending : CheckStatus::kPass,
+         .detail = stage->capacity->finding});
   if (!any)
-    m.checks.push_back({.condition = "responsiveness",
+    m.checks.push_back({.condition = Condition::kResponsiveness,
                         .name = "latency thresholds at steady and burst load",
-                        .status = "pending",
+                        .status = CheckStatus::kPending,
                         .detail = "no steady or burst phase of the final stage was measured"});
 }
 
@@ -64,252 +61,288 @@ void AddQuality(const quality::QualitySummary& q, ReportModel& m) {
   if (q.verdict == "pass") {
     const quality::GroupScores* all = q.groups.empty() ? nullptr : &q.groups.front();
     m.checks.push_back(
-        {.condition = "quality",
+        {.condition = Condition::kQuality,
          .name = "independent scores meet the rubric's thresholds",
-         .status = "pass",
+         .status = CheckStatus::kPass,
          .detail =
              std::to_string(q.scored) + " answers scored" +
              (all && all->weighted_mean ? ", mean " + FormatNumber(*all->weighted_mean, 2) : "") +
              (all && all->pass_rate() ? ", pass rate " + FormatNumber(*all->pass_rate(), 2) : "")});
     return;
   }
-  for (const std::string& reason : q.reasons)
-    m.checks.push_back({.condition = "quality",
+  for (const std::string& reason : q.reasons) {
+    // A failing verdict's reasons may include pending ones (too few scores): those stay pending.
+    const bool pending = q.verdict != "fail" || reason.find("fully scored") != std::string::npos ||
+                         reason.find("cannot be computed") != std::string::npos;
+    m.checks.push_back({.condition = Condition::kQuality,
                         .name = reason,
-                        .status = q.verdict == "fail" ? "fail" : "pending",
+                        .status = pending ? CheckStatus::kPending : CheckStatus::kFail,
                         .detail = ""});
-  // A failing verdict's reasons may include pending ones (too few scores): those stay pending.
-  if (q.verdict == "fail")
-    for (Check& c : m.checks)
-      if (c.condition == "quality" && (c.name.find("fully scored") != std::string::npos ||
-                                       c.name.find("cannot be computed") != std::string::npos))
-        c.status = "pending";
+  }
 }
 
-void AddRecoverability(const json& findings, ReportModel& m) {
-  const json* stage = FinalStage(findings);
-  if (stage && stage->contains("overload")) {
-    for (const json& check : (*stage)["overload"]["checks"])
-      m.checks.push_back({.condition = "recoverability",
-                          .name = "overload: " + check.value("check", ""),
-                          .status = check.value("passed", false) ? "pass" : "fail",
-                          .detail = Measured(check)});
+void AddProbes(const store::RunFindings& findings, ReportModel& m) {
+  for (const store::ProbeFindings& probe : findings.probes) {
+    std::vector<std::string> reasons = probe.reasons;
+    if (probe.verdict == store::ProbeVerdict::kInconclusive)
+      reasons.insert(reasons.begin(), "inconclusive: the probe could not show anything");
+    const char* label =
+        probe.kind == store::ProbeKind::kAccessDenial ? "access denial" : "tool outage";
+    m.checks.push_back({.condition = Condition::kRecoverability,
+                        .name = std::string(label) + " probe " + probe.probe,
+                        .status = probe.verdict == store::ProbeVerdict::kPass ? CheckStatus::kPass
+                                  : probe.verdict == store::ProbeVerdict::kInterrupted
+                                      ? CheckStatus::kPending
+                                      : CheckStatus::kFail,
+                        .detail = Join(reasons, "; ")});
+  }
+}
+
+void AddRecoverability(const store::RunFindings& findings, ReportModel& m) {
+  const store::StageFindings* stage = findings.FinalStage();
+  if (stage && stage->overload) {
+    for (const store::ThresholdResult& check : stage->overload->checks)
+      m.checks.push_back(ThresholdCheckOf(Condition::kRecoverability, "overload: " + check.check,
+                                          check, "nothing was shed"));
   } else {
-    m.checks.push_back({.condition = "recoverability",
+    m.checks.push_back({.condition = Condition::kRecoverability,
                         .name = "overload is shed clearly",
-                        .status = "pending",
+                        .status = CheckStatus::kPending,
                         .detail = "no overload phase was measured"});
   }
-  if (stage && stage->contains("recovery")) {
-    const json& r = (*stage)["recovery"];
-    m.checks.push_back({.condition = "recoverability",
-                        .name = "recovery after overload within " +
-                                FormatNumber(r.value("max_recovery_s", 0.0), 1) + " s",
-                        .status = r.value("passed", false) ? "pass" : "fail",
-                        .detail = r.value("finding", "")});
+  if (stage && stage->recovery) {
+    const store::RecoveryFindings& r = *stage->recovery;
+    m.checks.push_back({.condition = Condition::kRecoverability,
+                        .name = r.max_recovery_s ? "recovery after overload within " +
+                                                       FormatNumber(*r.max_recovery_s, 1) + " s"
+                                                 : "recovery after overload",
+                        .status = r.passed ? CheckStatus::kPass : CheckStatus::kFail,
+                        .detail = r.finding});
   } else {
-    m.checks.push_back({.condition = "recoverability",
+    m.checks.push_back({.condition = Condition::kRecoverability,
                         .name = "recovery after overload",
-                        .status = "pending",
+                        .status = CheckStatus::kPending,
                         .detail = "no recovery phase was measured"});
   }
-  const json faults = findings.value("faults", json::object());
-  for (const auto& [kind, label] :
-       {std::pair<const char*, const char*>{"access_denial", "access denial"},
-        {"tool_outage", "tool outage"}}) {
-    if (!faults.contains(kind)) continue;
-    for (const json& probe : faults[kind]) {
-      const std::string verdict = probe.value("verdict", "");
-      std::vector<std::string> reasons;
-      for (const json& reason : probe.value("reasons", json::array()))
-        reasons.push_back(reason.get<std::string>());
-      if (verdict == "inconclusive")
-        reasons.insert(reasons.begin(), "inconclusive: the probe could not show anything");
-      m.checks.push_back({.condition = "recoverability",
-                          .name = std::string(label) + " probe " + probe.value("probe", ""),
-                          .status = verdict == "pass"          ? "pass"
-                                    : verdict == "interrupted" ? "pending"
-                                                               : "fail",
-                          .detail = Join(reasons, "; ")});
-    }
+  AddProbes(findings, m);
+}
+
+// The answers sampled one at a time at rest are a step of their own, named after the stage.
+bool AtRest(const store::PhaseInfo& p) {
+  return p.stage.ends_with(" at rest");
+}
+
+// The phases a chart may draw: every phase not measured again by a resumed run.
+std::map<int64_t, const store::PhaseInfo*> LivePhases(const std::vector<store::PhaseInfo>& phases) {
+  std::map<int64_t, const store::PhaseInfo*> phase_of;
+  for (const store::PhaseInfo& p : phases)
+    if (p.status != "superseded") phase_of[p.id] = &p;
+  return phase_of;
+}
+
+// Latency distributions of every stage's steady phase (load only, not the answers sampled one at
+// a time at rest), or of every level of a profile run, keyed "<kind> <level>".
+void AddSteadyDistributions(const std::vector<load::RequestRecord>& records,
+                            const std::map<int64_t, const store::PhaseInfo*>& phase_of,
+                            bool profile, ChartData& charts) {
+  for (const load::RequestRecord& r : records) {
+    auto found = phase_of.find(r.phase_id);
+    if (found == phase_of.end() || r.warmup || r.outcome != load::Outcome::kOk || !r.sent_ns)
+      continue;
+    const store::PhaseInfo& p = *found->second;
+    if (!profile && (p.phase != "steady" || AtRest(p))) continue;
+    const std::string stage =
+        profile ? p.phase + (p.level ? " " + FormatNumber(*p.level) : std::string()) : p.stage;
+    if (r.first_token_ns)
+      charts.steady_ttft_ms[stage].push_back(static_cast<double>(*r.first_token_ns - *r.sent_ns) /
+                                             1e6);
+    if (r.end_ns)
+      charts.steady_e2e_ms[stage].push_back(static_cast<double>(*r.end_ns - *r.sent_ns) / 1e6);
   }
 }
 
-Status AddCharts(store::Store& store, const store::RunInfo& run, const json& findings,
+// The final stage's sweep, level by level.
+void AddSweep(const store::StageFindings& stage, ChartData& charts) {
+  ChartLine ttft{"ttft p95"}, e2e{"e2e p95"}, goodput{"goodput"};
+  for (const store::StepFindings& step : stage.steps) {
+    if (step.phase != "sweep" || !step.level) continue;
+    charts.sweep_unit = step.level_unit.empty() ? "req/s" : step.level_unit;
+    if (auto p95 = step.Stat("ttft_ms", "p95")) ttft.points.push_back({*step.level, *p95});
+    if (auto p95 = step.Stat("e2e_ms", "p95")) e2e.points.push_back({*step.level, *p95});
+    if (auto g = step.Throughput("goodput")) goodput.points.push_back({*step.level, *g});
+  }
+  for (ChartLine* line : {&ttft, &e2e, &goodput}) {
+    std::sort(line->points.begin(), line->points.end());
+    if (!line->points.empty()) charts.sweep.push_back(*line);
+  }
+  if (stage.capacity) {
+    charts.holds_up_to = stage.capacity->holds_up_to;
+    charts.fails_at = stage.capacity->fails_at;
+  }
+}
+
+bool InTimeline(const store::PhaseInfo& p, const std::string& final_stage) {
+  return p.status != "superseded" && p.stage == final_stage && !AtRest(p) && p.started_ns &&
+         p.ended_ns && (p.phase == "burst" || p.phase == "overload" || p.phase == "recovery");
+}
+
+// The final stage's burst, overload and recovery, second by second from the first of them:
+// requests sent and the TTFT p95 of each second. Returns the span drawn, if any.
+std::optional<std::pair<int64_t, int64_t>> AddTimeline(
+    const std::vector<store::PhaseInfo>& phases, const std::vector<load::RequestRecord>& records,
+    const std::map<int64_t, const store::PhaseInfo*>& phase_of, const std::string& final_stage,
+    ChartData& charts) {
+  std::optional<int64_t> from_ns, to_ns;
+  for (const store::PhaseInfo& p : phases) {
+    if (!InTimeline(p, final_stage)) continue;
+    if (!from_ns || *p.started_ns < *from_ns) from_ns = *p.started_ns;
+    if (!to_ns || *p.ended_ns > *to_ns) to_ns = *p.ended_ns;
+  }
+  if (!from_ns || !to_ns || *to_ns <= *from_ns) return std::nullopt;
+  for (const store::PhaseInfo& p : phases)
+    if (InTimeline(p, final_stage))
+      charts.phases.push_back({p.phase,
+                               {static_cast<double>(*p.started_ns - *from_ns) / 1e9,
+                                static_cast<double>(*p.ended_ns - *from_ns) / 1e9}});
+  const size_t seconds = static_cast<size_t>((*to_ns - *from_ns) / 1'000'000'000) + 1;
+  std::vector<int64_t> sent(seconds, 0);
+  std::vector<std::vector<double>> ttft(seconds);
+  for (const load::RequestRecord& r : records) {
+    auto found = phase_of.find(r.phase_id);
+    if (found == phase_of.end() || found->second->stage != final_stage || AtRest(*found->second) ||
+        !r.sent_ns || *r.sent_ns < *from_ns || *r.sent_ns > *to_ns)
+      continue;
+    const size_t second = static_cast<size_t>((*r.sent_ns - *from_ns) / 1'000'000'000);
+    ++sent[second];
+    if (r.first_token_ns && r.outcome == load::Outcome::kOk)
+      ttft[second].push_back(static_cast<double>(*r.first_token_ns - *r.sent_ns) / 1e6);
+  }
+  ChartLine sent_line{"sent/s"}, ttft_line{"ttft p95"};
+  for (size_t s = 0; s < seconds; ++s) {
+    sent_line.points.push_back({static_cast<double>(s), static_cast<double>(sent[s])});
+    if (!ttft[s].empty()) {
+      std::sort(ttft[s].begin(), ttft[s].end());
+      ttft_line.points.push_back({static_cast<double>(s), stats::PercentileOfSorted(ttft[s], 95)});
+    }
+  }
+  charts.timeline = {sent_line, ttft_line};
+  return std::pair{*from_ns, *to_ns};
+}
+
+// The server's own view of the timeline's seconds, when it was scraped: running and waiting.
+Status AddServerLines(store::Store& store, const std::string& run_id, int64_t from_ns,
+                      int64_t to_ns, ChartData& charts) {
+  Result<std::vector<store::TelemetryPoint>> points =
+      store.ListTelemetry(run_id, from_ns, to_ns, {"num_requests_running", "num_requests_waiting"});
+  if (!points.ok()) return points.status();
+  std::map<std::string, ChartLine> server;
+  for (const store::TelemetryPoint& p : *points) {
+    const std::string name = p.series.ends_with("running") ? "running" : "waiting";
+    server[name].name = name;
+    server[name].points.push_back({static_cast<double>(p.t_ns - from_ns) / 1e9, p.value});
+  }
+  for (auto& [name, line] : server)
+    charts.server.push_back(std::move(line));
+  return Status::Ok();
+}
+
+// The verdict: not ready when a check failed (its reasons the failed checks), else pending when
+// one cannot decide yet, else ready.
+void Decide(ReportModel& m) {
+  const auto reasons = [&m](CheckStatus status) {
+    for (const Check& c : m.checks)
+      if (c.status == status)
+        m.verdict_reasons.push_back(std::string(Name(c.condition)) + ": " + c.name +
+                                    (c.detail.empty() ? "" : " (" + c.detail + ")"));
+  };
+  reasons(CheckStatus::kFail);
+  if (!m.verdict_reasons.empty()) {
+    m.verdict = Verdict::kNotReady;
+    return;
+  }
+  reasons(CheckStatus::kPending);
+  m.verdict = m.verdict_reasons.empty() ? Verdict::kReady : Verdict::kPending;
+}
+
+Status AddCharts(store::Store& store, const store::RunInfo& run, const store::RunFindings& findings,
                  ReportModel& m) {
   Result<std::vector<store::PhaseInfo>> phases = store.ListPhases(run.id);
   if (!phases.ok()) return phases.status();
   Result<std::vector<load::RequestRecord>> records = store.ListRequests(run.id);
   if (!records.ok()) return records.status();
-  std::map<int64_t, const store::PhaseInfo*> phase_of;
-  for (const store::PhaseInfo& p : *phases)
-    if (p.status != "superseded") phase_of[p.id] = &p;
-  const json* final_stage = FinalStage(findings);
-  const std::string final_name = final_stage ? (*final_stage)["name"].get<std::string>() : "";
-
-  // Latency distributions of every stage's steady phase.
-  for (const load::RequestRecord& r : *records) {
-    auto found = phase_of.find(r.phase_id);
-    // Steady load only: the answers sampled one at a time ("<stage> at rest") are not load.
-    if (found == phase_of.end() || found->second->phase != "steady" ||
-        found->second->stage.ends_with(" at rest") || r.warmup || r.outcome != load::Outcome::kOk ||
-        !r.sent_ns)
-      continue;
-    if (r.first_token_ns)
-      m.charts.steady_ttft_ms[found->second->stage].push_back(
-          static_cast<double>(*r.first_token_ns - *r.sent_ns) / 1e6);
-    if (r.end_ns)
-      m.charts.steady_e2e_ms[found->second->stage].push_back(
-          static_cast<double>(*r.end_ns - *r.sent_ns) / 1e6);
+  const std::map<int64_t, const store::PhaseInfo*> phase_of = LivePhases(*phases);
+  AddSteadyDistributions(*records, phase_of, IsProfileRun(run), m.charts);
+  if (const store::StageFindings* final_stage = findings.FinalStage()) {
+    AddSweep(*final_stage, m.charts);
+    if (auto span = AddTimeline(*phases, *records, phase_of, final_stage->name, m.charts))
+      SG_RETURN_IF_ERROR(AddServerLines(store, run.id, span->first, span->second, m.charts));
   }
-
-  // The final stage's sweep.
-  if (final_stage) {
-    ChartLine ttft{"ttft p95"}, e2e{"e2e p95"}, goodput{"goodput"};
-    for (const json& step : (*final_stage)["steps"]) {
-      if (step.value("phase", "") != "sweep" || !step["level"].is_number()) continue;
-      const double level = step["level"].get<double>();
-      m.charts.sweep_unit = step.value("level_unit", "req/s");
-      const json& metrics = step["metrics"];
-      if (metrics.contains("ttft_ms") && metrics["ttft_ms"].value("count", 0) > 0)
-        ttft.points.push_back({level, metrics["ttft_ms"].value("p95", 0.0)});
-      if (metrics.contains("e2e_ms") && metrics["e2e_ms"].value("count", 0) > 0)
-        e2e.points.push_back({level, metrics["e2e_ms"].value("p95", 0.0)});
-      if (step.contains("throughput"))
-        goodput.points.push_back({level, step["throughput"].value("goodput", 0.0)});
-    }
-    for (ChartLine* line : {&ttft, &e2e, &goodput}) {
-      std::sort(line->points.begin(), line->points.end());
-      if (!line->points.empty()) m.charts.sweep.push_back(*line);
-    }
-    if (final_stage->contains("capacity")) {
-      const json& c = (*final_stage)["capacity"];
-      if (c["holds_up_to"].is_number()) m.charts.holds_up_to = c["holds_up_to"].get<double>();
-      if (c["fails_at"].is_number()) m.charts.fails_at = c["fails_at"].get<double>();
-    }
-  }
-
-  // The final stage's burst, overload and recovery, second by second.
-  std::optional<int64_t> from_ns, to_ns;
-  for (const store::PhaseInfo& p : *phases) {
-    if (p.status == "superseded" || p.stage != final_name || !p.started_ns || !p.ended_ns) continue;
-    if (p.phase != "burst" && p.phase != "overload" && p.phase != "recovery") continue;
-    if (!from_ns || *p.started_ns < *from_ns) from_ns = *p.started_ns;
-    if (!to_ns || *p.ended_ns > *to_ns) to_ns = *p.ended_ns;
-  }
-  if (from_ns && to_ns && *to_ns > *from_ns) {
-    for (const store::PhaseInfo& p : *phases)
-      if (p.status != "superseded" && p.stage == final_name && p.started_ns && p.ended_ns &&
-          *p.started_ns >= *from_ns && *p.ended_ns <= *to_ns &&
-          (p.phase == "burst" || p.phase == "overload" || p.phase == "recovery"))
-        m.charts.phases.push_back({p.phase,
-                                   {static_cast<double>(*p.started_ns - *from_ns) / 1e9,
-                                    static_cast<double>(*p.ended_ns - *from_ns) / 1e9}});
-    const size_t seconds = static_cast<size_t>((*to_ns - *from_ns) / 1'000'000'000) + 1;
-    std::vector<int64_t> sent(seconds, 0);
-    std::vector<std::vector<double>> ttft(seconds);
-    for (const load::RequestRecord& r : *records) {
-      auto found = phase_of.find(r.phase_id);
-      if (found == phase_of.end() || found->second->stage != final_name || !r.sent_ns ||
-          *r.sent_ns < *from_ns || *r.sent_ns > *to_ns)
-        continue;
-      const size_t second = static_cast<size_t>((*r.sent_ns - *from_ns) / 1'000'000'000);
-      ++sent[second];
-      if (r.first_token_ns && r.outcome == load::Outcome::kOk)
-        ttft[second].push_back(static_cast<double>(*r.first_token_ns - *r.sent_ns) / 1e6);
-    }
-    ChartLine sent_line{"sent/s"}, ttft_line{"ttft p95"};
-    for (size_t s = 0; s < seconds; ++s) {
-      sent_line.points.push_back({static_cast<double>(s), static_cast<double>(sent[s])});
-      if (!ttft[s].empty()) {
-        std::sort(ttft[s].begin(), ttft[s].end());
-        ttft_line.points.push_back({static_cast<double>(s), Percentile(ttft[s], 95)});
-      }
-    }
-    m.charts.timeline = {sent_line, ttft_line};
-
-    // The server's own view over the same seconds, when it was scraped.
-    Result<store::Statement> q = store::Statement::Prepare(
-        store.database(),
-        "SELECT series, t_ns, value FROM telemetry_samples WHERE run_id = ? AND t_ns BETWEEN ? "
-        "AND ? AND (series LIKE '%num_requests_running' OR series LIKE '%num_requests_waiting') "
-        "ORDER BY series, t_ns");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run.id).Bind(2, *from_ns).Bind(3, *to_ns);
-    std::map<std::string, ChartLine> server;
-    while (q->Step()) {
-      const std::string series = q->Text(0);
-      const std::string name = series.ends_with("running") ? "running" : "waiting";
-      server[name].name = name;
-      server[name].points.push_back({static_cast<double>(q->Int(1) - *from_ns) / 1e9, q->Real(2)});
-    }
-    SG_RETURN_IF_ERROR(q->status());
-    for (auto& [name, line] : server)
-      m.charts.server.push_back(std::move(line));
-  }
-
-  // Reviewers' scores, level by level.
-  Result<store::Statement> q = store::Statement::Prepare(
-      store.database(),
-      "SELECT s.criterion, s.value, COUNT(*) FROM scores s JOIN review_items i ON i.item_id = "
-      "s.item_id JOIN exports e ON e.export_id = i.export_id WHERE i.run_id = ? AND e.scorer = "
-      "'reviewers' GROUP BY s.criterion, s.value");
-  if (!q.ok()) return q.status();
-  q->Bind(1, run.id);
-  while (q->Step())
-    m.charts.score_levels[q->Text(0)][q->Int(1)] = q->Int(2);
-  return q->status();
+  Result<std::map<std::string, std::map<int64_t, int64_t>>> levels = store.ScoreLevelCounts(run.id);
+  if (!levels.ok()) return levels.status();
+  m.charts.score_levels = std::move(*levels);
+  return Status::Ok();
 }
 
 }  // namespace
 
-const nlohmann::json* FinalStage(const nlohmann::json& findings) {
-  const json* last = nullptr;
-  if (findings.contains("stages") && findings["stages"].is_array())
-    for (const json& stage : findings["stages"])
-      if (!stage.value("skipped", false)) last = &stage;
-  return last;
+std::string_view Name(Condition condition) {
+  switch (condition) {
+    case Condition::kResponsiveness:
+      return "responsiveness";
+    case Condition::kQuality:
+      return "quality";
+    case Condition::kRecoverability:
+      break;
+  }
+  return "recoverability";
+}
+
+std::string_view Name(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::kPass:
+      return "pass";
+    case CheckStatus::kFail:
+      return "fail";
+    case CheckStatus::kPending:
+      break;
+  }
+  return "pending";
+}
+
+std::string_view Name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kReady:
+      return "ready";
+    case Verdict::kNotReady:
+      return "not ready";
+    case Verdict::kPending:
+      break;
+  }
+  return "pending";
 }
 
 Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
                                 const manifest::Bundle* bundle, bool charts) {
-  ReportModel m{.run = run};
-  m.findings = json::parse(run.findings_json, nullptr, false);
-  if (!m.findings.is_object()) m.findings = json::object();
-  m.scenario = json::parse(run.scenario_json, nullptr, false);
-  if (!m.scenario.is_object()) m.scenario = json::object();
+  ReportModel m{.run = run,
+                .findings = store::ParseFindings(run.findings_json),
+                .latency_limits = store::ParseScenario(run.scenario_json).latency};
   Result<quality::QualitySummary> quality = quality::SummarizeQuality(store, run, bundle);
   if (!quality.ok()) return quality.status();
   m.quality = std::move(*quality);
 
-  if (m.findings.empty()) {
+  if (!m.findings.present)
     m.notes.push_back(
         "the run has no stored findings (it did not end, or it ran before findings "
         "were kept in the store): conditions 1 and 3 are pending");
-  }
+  for (const std::string& problem : m.findings.problems)
+    m.notes.push_back("stored findings: " + problem + " (read as not measured)");
   if (run.status == store::RunStatus::kInterrupted)
     m.notes.push_back("the run was interrupted: what it did not measure is pending");
   AddResponsiveness(m.findings, m);
   AddQuality(m.quality, m);
   AddRecoverability(m.findings, m);
   if (charts) SG_RETURN_IF_ERROR(AddCharts(store, run, m.findings, m));
-
-  bool failed = false, pending = false;
-  for (const Check& c : m.checks) {
-    if (c.status == "fail") {
-      failed = true;
-      m.verdict_reasons.push_back(c.condition + ": " + c.name +
-                                  (c.detail.empty() ? "" : " (" + c.detail + ")"));
-    }
-  }
-  if (!failed)
-    for (const Check& c : m.checks)
-      if (c.status == "pending") {
-        pending = true;
-        m.verdict_reasons.push_back(c.condition + ": " + c.name +
-                                    (c.detail.empty() ? "" : " (" + c.detail + ")"));
-      }
-  m.verdict = failed ? "not ready" : pending ? "pending" : "ready";
+  Decide(m);
   return m;
 }
 

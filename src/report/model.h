@@ -11,16 +11,28 @@
 #include "base/status.h"
 #include "manifest/bundle.h"
 #include "quality/summary.h"
+#include "store/findings.h"
 #include "store/store.h"
 
 namespace stagegate::report {
 
+/// The three conditions of the release decision, in the report's order.
+enum class Condition { kResponsiveness, kQuality, kRecoverability };
+inline constexpr Condition kConditions[] = {Condition::kResponsiveness, Condition::kQuality,
+                                            Condition::kRecoverability};
+enum class CheckStatus { kPass, kFail, kPending };
+/// ready: every check passed; not ready: one failed; pending: none failed, one cannot decide yet.
+enum class Verdict { kReady, kNotReady, kPending };
+std::string_view Name(Condition condition);  // "responsiveness", "quality", "recoverability"
+std::string_view Name(CheckStatus status);   // "pass", "fail", "pending"
+std::string_view Name(Verdict verdict);      // "ready", "not ready", "pending"
+
 /// One check of the release decision, as the verdict and JUnit see it.
 struct Check {
-  std::string condition;  // "responsiveness", "quality" or "recoverability"
-  std::string name;       // "tools steady: ttft p95 <= 1500 ms"
-  std::string status;     // "pass", "fail" or "pending"
-  std::string detail;     // the measured value against the limit, or why not pass
+  Condition condition = Condition::kResponsiveness;
+  std::string name;  // "tools steady: ttft p95 <= 1500 ms"
+  CheckStatus status = CheckStatus::kPending;
+  std::string detail;  // the measured value against the limit, or why not pass
 };
 
 /// A line of a chart: its name and points.
@@ -48,9 +60,9 @@ struct ChartData {
 /// Everything a report shows, built from the store alone.
 struct ReportModel {
   store::RunInfo run;
-  nlohmann::json findings;  // the run's run.json, as stored with it
-  nlohmann::json scenario;  // the canonical scenario the run was fingerprinted from
-  std::string verdict;      // "ready", "not ready" or "pending"
+  store::RunFindings findings;  // the run's run.json, as stored with it
+  std::vector<store::StoredLatencyThreshold> latency_limits;  // of the run's scenario
+  Verdict verdict = Verdict::kPending;
   std::vector<std::string> verdict_reasons;  // failed checks, or what is missing
   std::vector<Check> checks;
   quality::QualitySummary quality;
@@ -70,10 +82,6 @@ struct ReportModel {
 /// `charts` the chart data is left out (a verdict alone reads no request).
 Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
                                 const manifest::Bundle* bundle, bool charts = true);
-
-/// The stage the release is decided on: the last one in run.json's `stages` that ran (was not
-/// skipped); null when none did.
-const nlohmann::json* FinalStage(const nlohmann::json& findings);
 
 /// The report as JSON, schema version 1 (docs/report.md).
 nlohmann::json ReportJson(const ReportModel& model);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "http/openai_request.h"
 #include "manifest/patterns.h"
 #include "manifest/scenario.h"
+#include "store/findings.h"
 
 namespace stagegate::report {
 namespace {
@@ -266,47 +268,36 @@ TriageCriteria CriteriaFromScenario(const std::string& scenario_json,
   const manifest::TriageRules defaults;
   criteria.tool_failure_patterns = defaults.tool_failure_patterns;
   criteria.refusal_patterns = defaults.refusal_patterns;
-  const json scenario = json::parse(scenario_json, nullptr, false);
-  if (!scenario.is_object()) {
+  const store::StoredScenario scenario = store::ParseScenario(scenario_json);
+  if (!scenario.present) {
     notes.push_back(
         "the run's stored scenario cannot be read: no latency limits, default patterns");
     return criteria;
   }
-  const json thresholds = scenario.value("thresholds", json::object());
-  const json latency = thresholds.is_object() ? thresholds.value("latency", json::array()) : json();
-  if (latency.is_array()) {
-    for (const json& t : latency) {
-      if (!t.is_object() || !t.contains("metric") || !t["metric"].is_string() ||
-          !t.contains("max_ms") || !t["max_ms"].is_number())
-        continue;
-      const std::string metric = t["metric"].get<std::string>();
-      const double max_ms = t["max_ms"].get<double>();
-      if (std::find(std::begin(kPerRequestMetrics), std::end(kPerRequestMetrics), metric) ==
-          std::end(kPerRequestMetrics)) {
-        notes.push_back("the " + metric +
-                        " threshold is left out: a single request has no value of it");
-        continue;
-      }
-      auto same = std::find_if(criteria.latency.begin(), criteria.latency.end(),
-                               [&](const LatencyLimit& l) { return l.metric == metric; });
-      if (same == criteria.latency.end())
-        criteria.latency.push_back({.metric = metric, .max_ms = max_ms});
-      else
-        same->max_ms = std::min(same->max_ms, max_ms);
+  for (const store::StoredLatencyThreshold& t : scenario.latency) {
+    if (std::find(std::begin(kPerRequestMetrics), std::end(kPerRequestMetrics), t.metric) ==
+        std::end(kPerRequestMetrics)) {
+      notes.push_back("the " + t.metric +
+                      " threshold is left out: a single request has no value of it");
+      continue;
     }
+    auto same = std::find_if(criteria.latency.begin(), criteria.latency.end(),
+                             [&](const LatencyLimit& l) { return l.metric == t.metric; });
+    if (same == criteria.latency.end())
+      criteria.latency.push_back({.metric = t.metric, .max_ms = t.max_ms});
+    else
+      same->max_ms = std::min(same->max_ms, t.max_ms);
   }
-  const json triage = scenario.value("triage", json());
-  for (const auto& [key, target] : {std::pair<const char*, std::vector<std::string>*>{
-                                        "tool_failure_patterns", &criteria.tool_failure_patterns},
-                                    {"refusal_patterns", &criteria.refusal_patterns}}) {
-    if (!triage.is_object() || !triage.contains(key) || !triage[key].is_array()) {
+  for (const auto& [key, stored, target] :
+       {std::tuple{"tool_failure_patterns", &scenario.tool_failure_patterns,
+                   &criteria.tool_failure_patterns},
+        std::tuple{"refusal_patterns", &scenario.refusal_patterns, &criteria.refusal_patterns}}) {
+    if (!*stored) {
       notes.push_back(std::string("the run's scenario has no triage.") + key +
                       ": the defaults are used");
       continue;
     }
-    target->clear();
-    for (const json& p : triage[key])
-      if (p.is_string()) target->push_back(p.get<std::string>());
+    *target = **stored;
   }
   return criteria;
 }

@@ -14,37 +14,34 @@ namespace {
 
 using json = nlohmann::json;
 
-const char* const kConditions[] = {"responsiveness", "quality", "recoverability"};
-
-std::string ConditionTitle(const std::string& condition) {
-  if (condition == "responsiveness") return "Condition 1: responsiveness";
-  if (condition == "quality") return "Condition 2: quality";
+std::string ConditionTitle(Condition condition) {
+  switch (condition) {
+    case Condition::kResponsiveness:
+      return "Condition 1: responsiveness";
+    case Condition::kQuality:
+      return "Condition 2: quality";
+    case Condition::kRecoverability:
+      break;
+  }
   return "Condition 3: recoverability";
 }
 
 // The worst status of a condition's checks: fail, then pending, then pass.
-std::string ConditionStatus(const ReportModel& m, const std::string& condition) {
+CheckStatus ConditionStatus(const ReportModel& m, Condition condition) {
   bool pending = false, any = false;
   for (const Check& c : m.checks) {
     if (c.condition != condition) continue;
     any = true;
-    if (c.status == "fail") return "fail";
-    pending = pending || c.status == "pending";
+    if (c.status == CheckStatus::kFail) return CheckStatus::kFail;
+    pending = pending || c.status == CheckStatus::kPending;
   }
-  return pending || !any ? "pending" : "pass";
+  return pending || !any ? CheckStatus::kPending : CheckStatus::kPass;
 }
 
-const json* StepOf(const json& stage, const std::string& phase) {
-  for (const json& step : stage["steps"])
-    if (step.value("phase", "") == phase) return &step;
-  return nullptr;
-}
-
-std::string Ms(const json* step, const char* metric, const char* percentile) {
-  if (!step || !step->contains("metrics") || !(*step)["metrics"].contains(metric)) return "-";
-  const json& m = (*step)["metrics"][metric];
-  if (m.value("count", 0) == 0) return "-";
-  return FormatNumber(m.value(percentile, 0.0), 1);
+// A statistic in ms to one decimal, or "-" when it was not measured.
+std::string Ms(const store::StepFindings* step, const char* metric, const char* stat) {
+  const std::optional<double> value = step ? step->Stat(metric, stat) : std::nullopt;
+  return value ? FormatNumber(*value, 1) : "-";
 }
 
 // Every fact of a run: which run it is, and what makes it comparable.
@@ -52,7 +49,7 @@ std::vector<std::pair<std::string, std::string>> Facts(const ReportModel& m) {
   std::vector<std::pair<std::string, std::string>> facts = {
       {"run", m.run.id},
       {"scenario", m.run.scenario_name + " (" + m.run.scenario_file + ")"},
-      {"status", m.findings.value("status", std::string("unknown"))},
+      {"status", m.findings.status.empty() ? std::string("unknown") : m.findings.status},
       {"fingerprint", m.run.fingerprint},
   };
   for (auto& fact : ComparableFacts(m))
@@ -68,22 +65,18 @@ std::string MarkdownText(std::string text) {
 }
 
 // The responsiveness table of the stages, a header row first, as plain text for either format.
-std::vector<std::vector<std::string>> StageTable(const json& findings) {
+std::vector<std::vector<std::string>> StageTable(const store::RunFindings& findings) {
   std::vector<std::vector<std::string>> table = {{"stage", "steady ttft p50", "steady ttft p95",
                                                   "steady e2e p95", "burst ttft p95",
                                                   "added over previous (ttft p95)"}};
-  for (const json& stage : findings["stages"]) {
-    if (stage.value("skipped", false)) continue;
-    const json* steady = StepOf(stage, "steady");
-    const json* burst = StepOf(stage, "burst");
-    std::string added = "-";
-    if (stage.contains("added_over_previous_stage") &&
-        stage["added_over_previous_stage"].contains("ttft_p95_ms"))
-      added =
-          FormatNumber(stage["added_over_previous_stage"]["ttft_p95_ms"].get<double>(), 1) + " ms";
-    table.push_back({stage.value("name", ""), Ms(steady, "ttft_ms", "p50"),
-                     Ms(steady, "ttft_ms", "p95"), Ms(steady, "e2e_ms", "p95"),
-                     Ms(burst, "ttft_ms", "p95"), added});
+  for (const store::StageFindings& stage : findings.stages) {
+    if (stage.skipped) continue;
+    const store::StepFindings* steady = stage.Step("steady");
+    const store::StepFindings* burst = stage.Step("burst");
+    const std::string added =
+        stage.added_ttft_p95_ms ? FormatNumber(*stage.added_ttft_p95_ms, 1) + " ms" : "-";
+    table.push_back({stage.name, Ms(steady, "ttft_ms", "p50"), Ms(steady, "ttft_ms", "p95"),
+                     Ms(steady, "e2e_ms", "p95"), Ms(burst, "ttft_ms", "p95"), added});
   }
   return table;
 }
@@ -94,8 +87,252 @@ std::string MarkdownCell(std::string text) {
   return ReplaceAll(std::move(text), "\n", " ");
 }
 
-std::string StatusWord(const std::string& status) {
-  return status == "pass" ? "PASS" : status == "fail" ? "FAIL" : "PENDING";
+std::string StatusWord(CheckStatus status) {
+  return status == CheckStatus::kPass ? "PASS" : status == CheckStatus::kFail ? "FAIL" : "PENDING";
+}
+
+// The sentence on where responsiveness ends, when the final stage had a sweep.
+std::optional<std::string> CapacityFinding(const ReportModel& m) {
+  const store::StageFindings* stage = m.findings.FinalStage();
+  if (!stage || !stage->capacity) return std::nullopt;
+  return stage->capacity->finding;
+}
+
+// The CSS class of a verdict.
+const char* VerdictClass(Verdict verdict) {
+  return verdict == Verdict::kReady     ? "ready"
+         : verdict == Verdict::kPending ? "pending"
+                                        : "not-ready";
+}
+
+std::string E(const std::string& text) {
+  return EscapeHtml(text);
+}
+
+// The verdict, its reasons, the baseline warning and the run's facts.
+std::string HtmlVerdict(const ReportModel& m) {
+  std::string out = "<p class=\"verdict " + std::string(VerdictClass(m.verdict)) +
+                    "\">Verdict: <strong>" + E(std::string(Name(m.verdict))) + "</strong></p>\n";
+  if (!m.verdict_reasons.empty()) {
+    out += "<ul>\n";
+    for (const std::string& reason : m.verdict_reasons)
+      out += "<li>" + E(reason) + "</li>\n";
+    out += "</ul>\n";
+  }
+  if (m.incomparable_baseline)
+    out +=
+        "<p class=\"fail\">Warning: compared with a baseline that is not comparable (see "
+        "Baseline comparison).</p>\n";
+  out += "<table>\n";
+  for (const auto& [label, value] : Facts(m))
+    out += "<tr><th>" + E(label) + "</th><td>" + E(value) + "</td></tr>\n";
+  return out + "</table>\n";
+}
+
+// A condition's heading and the table of its checks.
+std::string HtmlChecks(const ReportModel& m, Condition condition) {
+  const std::string status(Name(ConditionStatus(m, condition)));
+  std::string out = "<h2>" + E(ConditionTitle(condition)) + ": <span class=\"" + status + "\">" +
+                    status +
+                    "</span></h2>\n<table><tr><th>check</th><th>status</th><th>detail</th></tr>\n";
+  for (const Check& c : m.checks)
+    if (c.condition == condition)
+      out += "<tr><td>" + E(c.name) + "</td><td class=\"" + std::string(Name(c.status)) + "\">" +
+             StatusWord(c.status) + "</td><td>" + E(c.detail) + "</td></tr>\n";
+  return out + "</table>\n";
+}
+
+// The stage table and where responsiveness ends.
+std::string HtmlStageTable(const ReportModel& m) {
+  if (m.findings.stages.empty()) return "";
+  const std::vector<std::vector<std::string>> table = StageTable(m.findings);
+  std::string out = "<table>";
+  for (size_t row = 0; row < table.size(); ++row) {
+    const char* cell_tag = row == 0 ? "th" : "td";
+    out += "<tr>";
+    for (const std::string& cell : table[row])
+      out += std::string("<") + cell_tag + ">" + E(cell) + "</" + cell_tag + ">";
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+  if (const std::optional<std::string> finding = CapacityFinding(m))
+    out += "<p>Where acceptable responsiveness ends: <strong>" + E(*finding) + "</strong>.</p>\n";
+  return out;
+}
+
+// The scenario's latency limits of one metric, as the charts' reference lines.
+std::vector<RefLine> LimitLines(const ReportModel& m, const std::string& metric) {
+  std::vector<RefLine> lines;
+  for (const store::StoredLatencyThreshold& t : m.latency_limits)
+    if (t.metric == metric)
+      lines.push_back({.horizontal = true,
+                       .value = t.max_ms,
+                       .label = metric + " p" + FormatNumber(t.percentile) + " limit " +
+                                FormatNumber(t.max_ms) + " ms"});
+  return lines;
+}
+
+std::string HtmlSteadyCdf(const ReportModel& m) {
+  if (m.charts.steady_ttft_ms.empty()) return "";
+  Chart cdf{.title = "TTFT at steady load, by stage (CDF)",
+            .description =
+                "The share of requests (y) whose time to first token was at most x ms, one "
+                "line a stage.",
+            .x_label = "time to first token (ms)",
+            .y_label = "share of requests",
+            .log_x = true};
+  for (const auto& [stage, values] : m.charts.steady_ttft_ms)
+    cdf.series.push_back(CdfSeries(stage, values));
+  for (const RefLine& limit : LimitLines(m, "ttft"))
+    cdf.lines.push_back({.horizontal = false, .value = limit.value, .label = limit.label});
+  return "<figure>" + LineChartSvg(cdf) + "</figure>\n";
+}
+
+std::string HtmlSweepCharts(const ReportModel& m) {
+  if (m.charts.sweep.empty()) return "";
+  Chart latency{.title = "Latency against offered load (final stage sweep)",
+                .description =
+                    "p95 latencies at each sweep level, with the thresholds and the limit of "
+                    "acceptable responsiveness.",
+                .x_label = "offered load (" + m.charts.sweep_unit + ")",
+                .y_label = "ms"};
+  Chart goodput{
+      .title = "Goodput against offered load (final stage sweep)",
+      .description = "Requests completed within every threshold, per second, at each sweep level.",
+      .x_label = "offered load (" + m.charts.sweep_unit + ")",
+      .y_label = "requests/s within thresholds"};
+  for (const ChartLine& line : m.charts.sweep) {
+    Series s{.name = line.name, .dots = true};
+    for (const auto& [x, y] : line.points)
+      s.points.push_back({x, y});
+    (line.name == "goodput" ? goodput : latency).series.push_back(std::move(s));
+  }
+  for (const char* metric : {"ttft", "e2e"})
+    for (const RefLine& limit : LimitLines(m, metric))
+      latency.lines.push_back(limit);
+  std::string out;
+  for (Chart* chart : {&latency, &goodput}) {
+    // Where acceptable responsiveness ends: between the last level that held and the first that
+    // did not.
+    if (m.charts.holds_up_to && m.charts.fails_at)
+      chart->bands.push_back({.from = *m.charts.holds_up_to,
+                              .to = *m.charts.fails_at,
+                              .label = "limit " + FormatNumber(*m.charts.holds_up_to) + "-" +
+                                       FormatNumber(*m.charts.fails_at)});
+    else if (m.charts.fails_at)
+      chart->lines.push_back({.horizontal = false,
+                              .value = *m.charts.fails_at,
+                              .label = "fails at " + FormatNumber(*m.charts.fails_at)});
+    if (!chart->series.empty()) out += "<figure>" + LineChartSvg(*chart) + "</figure>\n";
+  }
+  return out;
+}
+
+std::string HtmlTimelineCharts(const ReportModel& m) {
+  if (m.charts.timeline.empty()) return "";
+  std::vector<Band> bands;
+  for (const auto& [phase, span] : m.charts.phases)
+    bands.push_back({.from = span.first, .to = span.second, .label = phase});
+  Chart offered{
+      .title = "Offered load around burst and overload (final stage)",
+      .description = "Requests sent each second through the burst, overload and recovery phases.",
+      .x_label = "seconds",
+      .y_label = "requests sent per second",
+      .bands = bands};
+  Chart ttft{.title = "TTFT p95 second by second (final stage)",
+             .description =
+                 "The 95th percentile of time to first token of the requests sent in each second.",
+             .x_label = "seconds",
+             .y_label = "ms",
+             .lines = LimitLines(m, "ttft"),
+             .bands = bands};
+  for (const ChartLine& line : m.charts.timeline) {
+    Series s{.name = line.name, .step = line.name == "sent/s"};
+    for (const auto& [x, y] : line.points)
+      s.points.push_back({x, y});
+    (line.name == "sent/s" ? offered : ttft).series.push_back(std::move(s));
+  }
+  std::string out = "<figure>" + LineChartSvg(offered) + "</figure>\n<figure>" +
+                    LineChartSvg(ttft) + "</figure>\n";
+  if (m.charts.server.empty()) return out;
+  Chart server{.title = "The server's requests running and waiting (its /metrics)",
+               .description = "Scraped from the target's Prometheus metrics over the same seconds.",
+               .x_label = "seconds",
+               .y_label = "requests",
+               .bands = bands};
+  for (const ChartLine& line : m.charts.server) {
+    Series s{.name = line.name, .step = true};
+    for (const auto& [x, y] : line.points)
+      s.points.push_back({x, y});
+    server.series.push_back(std::move(s));
+  }
+  return out + "<figure>" + LineChartSvg(server) + "</figure>\n";
+}
+
+std::string HtmlResponsiveness(const ReportModel& m) {
+  return HtmlStageTable(m) + HtmlSteadyCdf(m) + HtmlSweepCharts(m) + HtmlTimelineCharts(m);
+}
+
+// The quality summary and the reviewers' scores by level.
+std::string HtmlQuality(const ReportModel& m) {
+  std::string out = "<pre>";
+  for (const std::string& line : quality::QualityLines(m.quality))
+    out += E(line) + "\n";
+  out += "</pre>\n";
+  if (m.charts.score_levels.empty()) return out;
+  BarChart bars{.title = "Reviewers' scores by level, per criterion",
+                .description = "How many scores each level received, one bar a criterion.",
+                .x_label = "level",
+                .y_label = "scores"};
+  std::set<int64_t> levels;
+  for (const auto& [criterion, counts] : m.charts.score_levels) {
+    bars.series_names.push_back(criterion);
+    for (const auto& [level, count] : counts)
+      levels.insert(level);
+  }
+  for (int64_t level : levels) {
+    BarGroup group{.label = std::to_string(level)};
+    for (const auto& [criterion, counts] : m.charts.score_levels) {
+      auto found = counts.find(level);
+      group.values.push_back(found == counts.end() ? 0.0 : static_cast<double>(found->second));
+    }
+    bars.groups.push_back(std::move(group));
+  }
+  return out + "<figure>" + BarChartSvg(bars) + "</figure>\n";
+}
+
+// Each tool-outage probe's requests: what the user saw while the tool was down.
+std::string HtmlToolOutageEvidence(const ReportModel& m) {
+  std::string out;
+  for (const store::ProbeFindings& probe : m.findings.probes) {
+    if (probe.kind != store::ProbeKind::kToolOutage) continue;
+    out += "<h3>Tool outage probe " + E(probe.probe) + " (" + E(probe.actuator) +
+           ")</h3>\n<table><tr><th>part</th><th>status</th>"
+           "<th>e2e ms</th><th>said unavailable</th><th>claimed</th><th>answer</th></tr>\n";
+    for (const store::ProbeRequest& q : probe.requests)
+      out += "<tr><td>" + E(q.part) + "</td><td>" +
+             E(q.status ? std::to_string(*q.status) : q.outcome) + "</td><td>" +
+             (q.e2e_ms ? FormatNumber(*q.e2e_ms, 0) : "-") + "</td><td>" + E(q.acknowledged) +
+             "</td><td>" + E(q.claimed) + "</td><td>" + E(q.excerpt) + "</td></tr>\n";
+    out += "</table>\n";
+  }
+  return out;
+}
+
+std::string HtmlTriage(const ReportModel& m) {
+  if (m.triage.empty()) return "";
+  int64_t total = 0;
+  for (const auto& [name, count] : m.triage)
+    total += count;
+  std::string out =
+      "<h2>Support triage</h2>\n<table><tr><th>class</th><th>requests</th><th>share</th></tr>\n";
+  for (const auto& [name, count] : m.triage)
+    out += "<tr><td>" + E(name) + "</td><td>" + std::to_string(count) + "</td><td>" +
+           FormatNumber(total ? 100.0 * static_cast<double>(count) / static_cast<double>(total) : 0,
+                        1) +
+           "%</td></tr>\n";
+  return out + "</table>\n<p>Each request's evidence and trace id: <code>stagegate triage " +
+         E(m.run.id) + " --class CLASS</code> (docs/support-triage.md).</p>\n";
 }
 
 }  // namespace
@@ -103,19 +340,25 @@ std::string StatusWord(const std::string& status) {
 json ReportJson(const ReportModel& m) {
   json checks = json::array();
   for (const Check& c : m.checks)
-    checks.push_back(
-        {{"condition", c.condition}, {"name", c.name}, {"status", c.status}, {"detail", c.detail}});
+    checks.push_back({{"condition", Name(c.condition)},
+                      {"name", c.name},
+                      {"status", Name(c.status)},
+                      {"detail", c.detail}});
   json facts = json::object();
   for (const auto& [label, value] : Facts(m))
     facts[label] = value;
   json conditions = json::object();
-  for (const char* condition : kConditions)
-    conditions[condition] = {{"status", ConditionStatus(m, condition)}};
-  if (m.findings.contains("stages")) conditions["responsiveness"]["stages"] = m.findings["stages"];
+  for (Condition condition : kConditions)
+    conditions[std::string(Name(condition))] = {{"status", Name(ConditionStatus(m, condition))}};
+  // The evidence as the run stored it (run.json), passed through as it is.
+  const json stored = json::parse(m.run.findings_json, nullptr, false);
+  if (stored.is_object() && stored.contains("stages"))
+    conditions["responsiveness"]["stages"] = stored["stages"];
   conditions["quality"]["summary"] = quality::QualityToJson(m.quality);
-  conditions["recoverability"]["faults"] = m.findings.value("faults", json::object());
+  conditions["recoverability"]["faults"] =
+      stored.is_object() && stored.contains("faults") ? stored["faults"] : json::object();
   return {{"schema_version", 1},
-          {"verdict", m.verdict},
+          {"verdict", Name(m.verdict)},
           {"verdict_reasons", m.verdict_reasons},
           {"facts", facts},
           {"checks", checks},
@@ -133,7 +376,7 @@ json ReportJson(const ReportModel& m) {
 
 std::string ReportMarkdown(const ReportModel& m) {
   std::string out = "# Release report: " + MarkdownText(m.run.scenario_name) + "\n\n";
-  out += "**Verdict: " + m.verdict + "**\n\n";
+  out += "**Verdict: " + std::string(Name(m.verdict)) + "**\n\n";
   for (const std::string& reason : m.verdict_reasons)
     out += "- " + MarkdownText(reason) + "\n";
   if (m.incomparable_baseline)
@@ -141,14 +384,15 @@ std::string ReportMarkdown(const ReportModel& m) {
   out += "\n| fact | value |\n| --- | --- |\n";
   for (const auto& [label, value] : Facts(m))
     out += "| " + label + " | " + MarkdownCell(value) + " |\n";
-  for (const char* condition : kConditions) {
-    out += "\n## " + ConditionTitle(condition) + ": " + ConditionStatus(m, condition) + "\n\n";
+  for (Condition condition : kConditions) {
+    out += "\n## " + ConditionTitle(condition) + ": " +
+           std::string(Name(ConditionStatus(m, condition))) + "\n\n";
     out += "| check | status | detail |\n| --- | --- | --- |\n";
     for (const Check& c : m.checks)
       if (c.condition == condition)
         out += "| " + MarkdownCell(c.name) + " | " + StatusWord(c.status) + " | " +
                MarkdownCell(c.detail) + " |\n";
-    if (std::string(condition) == "responsiveness" && m.findings.contains("stages")) {
+    if (condition == Condition::kResponsiveness && !m.findings.stages.empty()) {
       const std::vector<std::vector<std::string>> table = StageTable(m.findings);
       out += "\n";
       for (size_t row = 0; row < table.size(); ++row) {
@@ -161,12 +405,10 @@ std::string ReportMarkdown(const ReportModel& m) {
           out += "|\n";
         }
       }
-      if (const json* final_stage = FinalStage(m.findings);
-          final_stage && final_stage->contains("capacity"))
-        out += "\nWhere acceptable responsiveness ends: " +
-               MarkdownText((*final_stage)["capacity"].value("finding", "")) + ".\n";
+      if (const std::optional<std::string> finding = CapacityFinding(m))
+        out += "\nWhere acceptable responsiveness ends: " + MarkdownText(*finding) + ".\n";
     }
-    if (std::string(condition) == "quality") {
+    if (condition == Condition::kQuality) {
       out += "\n";
       for (const std::string& line : quality::QualityLines(m.quality))
         out += "    " + line + "\n";  // an indented code block: shown as it is
@@ -201,32 +443,33 @@ std::string ReportMarkdown(const ReportModel& m) {
 std::string ReportJunit(const ReportModel& m) {
   int64_t failures_all = 0, skipped_all = 0;
   for (const Check& c : m.checks) {
-    failures_all += c.status == "fail";
-    skipped_all += c.status == "pending";
+    failures_all += c.status == CheckStatus::kFail;
+    skipped_all += c.status == CheckStatus::kPending;
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"stagegate " +
                     EscapeHtml(m.run.id) + "\" tests=\"" + std::to_string(m.checks.size()) +
                     "\" failures=\"" + std::to_string(failures_all) + "\" skipped=\"" +
                     std::to_string(skipped_all) + "\">\n";
-  for (const char* condition : kConditions) {
+  for (Condition condition : kConditions) {
+    const std::string name(Name(condition));
     int64_t tests = 0, failures = 0, skipped = 0;
     for (const Check& c : m.checks) {
       if (c.condition != condition) continue;
       ++tests;
-      failures += c.status == "fail";
-      skipped += c.status == "pending";
+      failures += c.status == CheckStatus::kFail;
+      skipped += c.status == CheckStatus::kPending;
     }
-    out += "  <testsuite name=\"" + std::string(condition) + "\" tests=\"" + std::to_string(tests) +
+    out += "  <testsuite name=\"" + name + "\" tests=\"" + std::to_string(tests) +
            "\" failures=\"" + std::to_string(failures) + "\" skipped=\"" + std::to_string(skipped) +
            "\">\n";
     for (const Check& c : m.checks) {
       if (c.condition != condition) continue;
-      out += "    <testcase classname=\"stagegate." + std::string(condition) + "\" name=\"" +
-             EscapeHtml(c.name) + "\">";
-      if (c.status == "fail")
+      out +=
+          "    <testcase classname=\"stagegate." + name + "\" name=\"" + EscapeHtml(c.name) + "\">";
+      if (c.status == CheckStatus::kFail)
         out += "<failure message=\"" + EscapeHtml(c.detail.empty() ? c.name : c.detail) + "\">" +
                EscapeHtml(c.detail) + "</failure>";
-      else if (c.status == "pending")
+      else if (c.status == CheckStatus::kPending)
         out += "<skipped message=\"pending: " + EscapeHtml(c.detail.empty() ? c.name : c.detail) +
                "\"/>";
       out += "</testcase>\n";
@@ -240,24 +483,18 @@ std::string ReportCsv(const ReportModel& m) {
   std::string out =
       "stage,phase,level,level_unit,offered,completed,ttft_p50_ms,ttft_p95_ms,ttft_p99_ms,"
       "e2e_p50_ms,e2e_p95_ms,itl_p99_ms,goodput,passed\n";
-  if (!m.findings.contains("stages")) return out;
-  for (const json& stage : m.findings["stages"]) {
-    for (const json& step : stage.value("steps", json::array())) {
-      const json requests = step.value("requests", json::object());
-      const json throughput = step.value("throughput", json::object());
+  for (const store::StageFindings& stage : m.findings.stages) {
+    for (const store::StepFindings& step : stage.steps) {
       const auto cell = [](const std::string& v) { return v == "-" ? std::string() : v; };
-      out += CsvField(stage.value("name", "")) + "," + CsvField(step.value("phase", "")) + "," +
-             (step["level"].is_number() ? FormatNumber(step["level"].get<double>()) : "") + "," +
-             step.value("level_unit", "") + "," + std::to_string(requests.value("offered", 0)) +
-             "," + std::to_string(requests.value("completed", 0)) + "," +
-             cell(Ms(&step, "ttft_ms", "p50")) + "," + cell(Ms(&step, "ttft_ms", "p95")) + "," +
-             cell(Ms(&step, "ttft_ms", "p99")) + "," + cell(Ms(&step, "e2e_ms", "p50")) + "," +
-             cell(Ms(&step, "e2e_ms", "p95")) + "," + cell(Ms(&step, "itl_ms", "p99")) + "," +
-             (throughput.contains("goodput") ? FormatNumber(throughput["goodput"].get<double>(), 3)
-                                             : "") +
-             "," +
-             (step.contains("passed") ? (step["passed"].get<bool>() ? "true" : "false") : "") +
-             "\n";
+      const std::optional<double> goodput = step.Throughput("goodput");
+      out += CsvField(stage.name) + "," + CsvField(step.phase) + "," +
+             (step.level ? FormatNumber(*step.level) : "") + "," + CsvField(step.level_unit) + "," +
+             std::to_string(step.Requests("offered")) + "," +
+             std::to_string(step.Requests("completed")) + "," + cell(Ms(&step, "ttft_ms", "p50")) +
+             "," + cell(Ms(&step, "ttft_ms", "p95")) + "," + cell(Ms(&step, "ttft_ms", "p99")) +
+             "," + cell(Ms(&step, "e2e_ms", "p50")) + "," + cell(Ms(&step, "e2e_ms", "p95")) + "," +
+             cell(Ms(&step, "itl_ms", "p99")) + "," + (goodput ? FormatNumber(*goodput, 3) : "") +
+             "," + (step.passed ? (*step.passed ? "true" : "false") : "") + "\n";
     }
   }
   return out;
@@ -287,225 +524,14 @@ std::string ReportHtml(const ReportModel& m) {
       "figure{margin:1.2em 0}svg{max-width:100%;height:auto}\n"
       "</style></head><body>\n";
   out += "<h1>Release report: " + e(m.run.scenario_name) + "</h1>\n";
-  const std::string verdict_class = m.verdict == "ready"     ? "ready"
-                                    : m.verdict == "pending" ? "pending"
-                                                             : "not-ready";
-  out += "<p class=\"verdict " + verdict_class + "\">Verdict: <strong>" + e(m.verdict) +
-         "</strong></p>\n";
-  if (!m.verdict_reasons.empty()) {
-    out += "<ul>\n";
-    for (const std::string& reason : m.verdict_reasons)
-      out += "<li>" + e(reason) + "</li>\n";
-    out += "</ul>\n";
+  out += HtmlVerdict(m);
+  for (Condition condition : kConditions) {
+    out += HtmlChecks(m, condition);
+    if (condition == Condition::kResponsiveness) out += HtmlResponsiveness(m);
+    if (condition == Condition::kQuality) out += HtmlQuality(m);
+    if (condition == Condition::kRecoverability) out += HtmlToolOutageEvidence(m);
   }
-  if (m.incomparable_baseline)
-    out +=
-        "<p class=\"fail\">Warning: compared with a baseline that is not comparable (see "
-        "Baseline comparison).</p>\n";
-  out += "<table>\n";
-  for (const auto& [label, value] : Facts(m))
-    out += "<tr><th>" + e(label) + "</th><td>" + e(value) + "</td></tr>\n";
-  out += "</table>\n";
-
-  for (const char* condition : kConditions) {
-    const std::string status = ConditionStatus(m, condition);
-    out += "<h2>" + e(ConditionTitle(condition)) + ": <span class=\"" + status + "\">" + status +
-           "</span></h2>\n<table><tr><th>check</th><th>status</th><th>detail</th></tr>\n";
-    for (const Check& c : m.checks)
-      if (c.condition == condition)
-        out += "<tr><td>" + e(c.name) + "</td><td class=\"" + e(c.status) + "\">" +
-               StatusWord(c.status) + "</td><td>" + e(c.detail) + "</td></tr>\n";
-    out += "</table>\n";
-
-    if (std::string(condition) == "responsiveness") {
-      if (m.findings.contains("stages")) {
-        const std::vector<std::vector<std::string>> table = StageTable(m.findings);
-        out += "<table>";
-        for (size_t row = 0; row < table.size(); ++row) {
-          const char* cell_tag = row == 0 ? "th" : "td";
-          out += "<tr>";
-          for (const std::string& cell : table[row])
-            out += std::string("<") + cell_tag + ">" + e(cell) + "</" + cell_tag + ">";
-          out += "</tr>\n";
-        }
-        out += "</table>\n";
-        if (const json* final_stage = FinalStage(m.findings);
-            final_stage && final_stage->contains("capacity"))
-          out += "<p>Where acceptable responsiveness ends: <strong>" +
-                 e((*final_stage)["capacity"].value("finding", "")) + "</strong>.</p>\n";
-      }
-      // The thresholds, for the charts.
-      std::vector<RefLine> ttft_limits, e2e_limits;
-      for (const json& t :
-           m.scenario.value("thresholds", json::object()).value("latency", json::array())) {
-        const std::string metric = t.value("metric", "");
-        const std::string label = metric + " p" + FormatNumber(t.value("percentile", 0.0)) +
-                                  " limit " + FormatNumber(t.value("max_ms", 0.0)) + " ms";
-        if (metric == "ttft")
-          ttft_limits.push_back(
-              {.horizontal = true, .value = t.value("max_ms", 0.0), .label = label});
-        if (metric == "e2e")
-          e2e_limits.push_back(
-              {.horizontal = true, .value = t.value("max_ms", 0.0), .label = label});
-      }
-      if (!m.charts.steady_ttft_ms.empty()) {
-        Chart cdf{.title = "TTFT at steady load, by stage (CDF)",
-                  .description =
-                      "The share of requests (y) whose time to first token was at most x ms, one "
-                      "line a stage.",
-                  .x_label = "time to first token (ms)",
-                  .y_label = "share of requests",
-                  .log_x = true};
-        for (const auto& [stage, values] : m.charts.steady_ttft_ms)
-          cdf.series.push_back(CdfSeries(stage, values));
-        for (const RefLine& limit : ttft_limits)
-          cdf.lines.push_back({.horizontal = false, .value = limit.value, .label = limit.label});
-        out += "<figure>" + LineChartSvg(cdf) + "</figure>\n";
-      }
-      if (!m.charts.sweep.empty()) {
-        Chart latency{.title = "Latency against offered load (final stage sweep)",
-                      .description =
-                          "p95 latencies at each sweep level, with the thresholds and the limit of "
-                          "acceptable responsiveness.",
-                      .x_label = "offered load (" + m.charts.sweep_unit + ")",
-                      .y_label = "ms"};
-        Chart goodput{
-            .title = "Goodput against offered load (final stage sweep)",
-            .description =
-                "Requests completed within every threshold, per second, at each sweep level.",
-            .x_label = "offered load (" + m.charts.sweep_unit + ")",
-            .y_label = "requests/s within thresholds"};
-        for (const ChartLine& line : m.charts.sweep) {
-          Series s{.name = line.name, .dots = true};
-          for (const auto& [x, y] : line.points)
-            s.points.push_back({x, y});
-          (line.name == "goodput" ? goodput : latency).series.push_back(std::move(s));
-        }
-        for (const std::vector<RefLine>* limits : {&ttft_limits, &e2e_limits})
-          latency.lines.insert(latency.lines.end(), limits->begin(), limits->end());
-        for (Chart* chart : {&latency, &goodput}) {
-          // Where acceptable responsiveness ends: between the last level that held and the
-          // first that did not.
-          if (m.charts.holds_up_to && m.charts.fails_at)
-            chart->bands.push_back({.from = *m.charts.holds_up_to,
-                                    .to = *m.charts.fails_at,
-                                    .label = "limit " + FormatNumber(*m.charts.holds_up_to) + "-" +
-                                             FormatNumber(*m.charts.fails_at)});
-          else if (m.charts.fails_at)
-            chart->lines.push_back({.horizontal = false,
-                                    .value = *m.charts.fails_at,
-                                    .label = "fails at " + FormatNumber(*m.charts.fails_at)});
-          if (!chart->series.empty()) out += "<figure>" + LineChartSvg(*chart) + "</figure>\n";
-        }
-      }
-      if (!m.charts.timeline.empty()) {
-        std::vector<Band> bands;
-        for (const auto& [phase, span] : m.charts.phases)
-          bands.push_back({.from = span.first, .to = span.second, .label = phase});
-        Chart offered{
-            .title = "Offered load around burst and overload (final stage)",
-            .description =
-                "Requests sent each second through the burst, overload and recovery phases.",
-            .x_label = "seconds",
-            .y_label = "requests sent per second",
-            .bands = bands};
-        Chart ttft{
-            .title = "TTFT p95 second by second (final stage)",
-            .description =
-                "The 95th percentile of time to first token of the requests sent in each second.",
-            .x_label = "seconds",
-            .y_label = "ms",
-            .lines = ttft_limits,
-            .bands = bands};
-        for (const ChartLine& line : m.charts.timeline) {
-          Series s{.name = line.name, .step = line.name == "sent/s"};
-          for (const auto& [x, y] : line.points)
-            s.points.push_back({x, y});
-          (line.name == "sent/s" ? offered : ttft).series.push_back(std::move(s));
-        }
-        out += "<figure>" + LineChartSvg(offered) + "</figure>\n<figure>" + LineChartSvg(ttft) +
-               "</figure>\n";
-        if (!m.charts.server.empty()) {
-          Chart server{
-              .title = "The server's requests running and waiting (its /metrics)",
-              .description = "Scraped from the target's Prometheus metrics over the same seconds.",
-              .x_label = "seconds",
-              .y_label = "requests",
-              .bands = bands};
-          for (const ChartLine& line : m.charts.server) {
-            Series s{.name = line.name, .step = true};
-            for (const auto& [x, y] : line.points)
-              s.points.push_back({x, y});
-            server.series.push_back(std::move(s));
-          }
-          out += "<figure>" + LineChartSvg(server) + "</figure>\n";
-        }
-      }
-    }
-    if (std::string(condition) == "quality") {
-      out += "<pre>";
-      for (const std::string& line : quality::QualityLines(m.quality))
-        out += e(line) + "\n";
-      out += "</pre>\n";
-      if (!m.charts.score_levels.empty()) {
-        BarChart bars{.title = "Reviewers' scores by level, per criterion",
-                      .description = "How many scores each level received, one bar a criterion.",
-                      .x_label = "level",
-                      .y_label = "scores"};
-        std::set<int64_t> levels;
-        for (const auto& [criterion, counts] : m.charts.score_levels) {
-          bars.series_names.push_back(criterion);
-          for (const auto& [level, count] : counts)
-            levels.insert(level);
-        }
-        for (int64_t level : levels) {
-          BarGroup group{.label = std::to_string(level)};
-          for (const auto& [criterion, counts] : m.charts.score_levels) {
-            auto found = counts.find(level);
-            group.values.push_back(found == counts.end() ? 0.0
-                                                         : static_cast<double>(found->second));
-          }
-          bars.groups.push_back(std::move(group));
-        }
-        out += "<figure>" + BarChartSvg(bars) + "</figure>\n";
-      }
-    }
-    if (std::string(condition) == "recoverability") {
-      const json faults = m.findings.value("faults", json::object());
-      for (const json& probe : faults.value("tool_outage", json::array())) {
-        out += "<h3>Tool outage probe " + e(probe.value("probe", "")) + " (" +
-               e(probe.value("actuator", "")) +
-               ")</h3>\n<table><tr><th>part</th><th>status</th>"
-               "<th>e2e ms</th><th>said unavailable</th><th>claimed</th><th>answer</th></tr>\n";
-        for (const json& q : probe.value("requests", json::array())) {
-          out += "<tr><td>" + e(q.value("part", "")) + "</td><td>" +
-                 e(q["status"].is_number() ? std::to_string(q["status"].get<int64_t>())
-                                           : q.value("outcome", "")) +
-                 "</td><td>" +
-                 (q["e2e_ms"].is_number() ? FormatNumber(q["e2e_ms"].get<double>(), 0) : "-") +
-                 "</td><td>" +
-                 e(q["acknowledged"].is_string() ? q["acknowledged"].get<std::string>() : "") +
-                 "</td><td>" + e(q["claimed"].is_string() ? q["claimed"].get<std::string>() : "") +
-                 "</td><td>" + e(q.value("excerpt", "")) + "</td></tr>\n";
-        }
-        out += "</table>\n";
-      }
-    }
-  }
-  if (!m.triage.empty()) {
-    int64_t total = 0;
-    for (const auto& [name, count] : m.triage)
-      total += count;
-    out +=
-        "<h2>Support triage</h2>\n<table><tr><th>class</th><th>requests</th><th>share</th></tr>\n";
-    for (const auto& [name, count] : m.triage)
-      out += "<tr><td>" + e(name) + "</td><td>" + std::to_string(count) + "</td><td>" +
-             FormatNumber(
-                 total ? 100.0 * static_cast<double>(count) / static_cast<double>(total) : 0, 1) +
-             "%</td></tr>\n";
-    out += "</table>\n<p>Each request's evidence and trace id: <code>stagegate triage " +
-           e(m.run.id) + " --class CLASS</code> (docs/support-triage.md).</p>\n";
-  }
+  out += HtmlTriage(m);
   if (!m.baseline_lines.empty()) {
     out += "<h2>Baseline comparison</h2>\n<pre>";
     for (const std::string& line : m.baseline_lines)
@@ -536,19 +562,13 @@ struct KeyFigures {
 
 KeyFigures KeyFiguresOf(const ReportModel& m) {
   KeyFigures k;
-  const json* stage = FinalStage(m.findings);
-  if (stage) {
-    if (const json* steady = StepOf(*stage, "steady")) {
-      const json metrics = steady->value("metrics", json::object());
-      if (metrics.contains("ttft_ms") && metrics["ttft_ms"].value("count", 0) > 0)
-        k.ttft_p95 = metrics["ttft_ms"].value("p95", 0.0);
-      if (metrics.contains("e2e_ms") && metrics["e2e_ms"].value("count", 0) > 0)
-        k.e2e_p95 = metrics["e2e_ms"].value("p95", 0.0);
+  if (const store::StageFindings* stage = m.findings.FinalStage()) {
+    if (const store::StepFindings* steady = stage->Step("steady")) {
+      k.ttft_p95 = steady->Stat("ttft_ms", "p95");
+      k.e2e_p95 = steady->Stat("e2e_ms", "p95");
     }
-    if (stage->contains("capacity") && (*stage)["capacity"]["holds_up_to"].is_number())
-      k.holds_up_to = (*stage)["capacity"]["holds_up_to"].get<double>();
-    if (stage->contains("recovery") && (*stage)["recovery"]["recovered_after_s"].is_number())
-      k.recovered_s = (*stage)["recovery"]["recovered_after_s"].get<double>();
+    if (stage->capacity) k.holds_up_to = stage->capacity->holds_up_to;
+    if (stage->recovery) k.recovered_s = stage->recovery->recovered_after_s;
   }
   if (!m.quality.groups.empty() && m.quality.groups.front().weighted_mean)
     k.mean_score = m.quality.groups.front().weighted_mean;
@@ -598,15 +618,13 @@ std::string DashboardHtml(const std::vector<ReportModel>& runs,
       const std::string id = e(m.run.id);
       const std::string link =
           has_report(m.run.id) ? "<a href=\"" + id + "/report.html\">" + id + "</a>" : id;
-      const std::string verdict_class = m.verdict == "ready"     ? "ready"
-                                        : m.verdict == "pending" ? "pending"
-                                                                 : "not-ready";
+      const std::string verdict_class = VerdictClass(m.verdict);
       out += "<tr><td>" + std::to_string(i + 1) + "</td><td>" + link + "</td><td>" +
              e(std::string(store::RunStatusName(m.run.status))) + "</td><td class=\"" +
-             verdict_class + "\">" + e(m.verdict) + "</td><td>" + Figure(k.ttft_p95, 1) +
-             "</td><td>" + Figure(k.e2e_p95, 1) + "</td><td>" + Figure(k.holds_up_to, 1) +
-             "</td><td>" + Figure(k.recovered_s, 2) + "</td><td>" + Figure(k.mean_score, 2) +
-             "</td></tr>\n";
+             verdict_class + "\">" + e(std::string(Name(m.verdict))) + "</td><td>" +
+             Figure(k.ttft_p95, 1) + "</td><td>" + Figure(k.e2e_p95, 1) + "</td><td>" +
+             Figure(k.holds_up_to, 1) + "</td><td>" + Figure(k.recovered_s, 2) + "</td><td>" +
+             Figure(k.mean_score, 2) + "</td></tr>\n";
       if (k.ttft_p95) ttft.points.push_back({static_cast<double>(i + 1), *k.ttft_p95});
       if (k.e2e_p95) e2e.points.push_back({static_cast<double>(i + 1), *k.e2e_p95});
     }

@@ -193,8 +193,9 @@ TEST_CASE("compare finds a regression, and refuses runs that are not comparable"
     Ran same = testing::RunStagegate(dir, {"compare", baseline, baseline});
     INFO(same.out << same.err);
     CHECK(same.exit_code == 0);
-    CHECK(same.out.find("against " + baseline + ": no regression") != std::string::npos);
-    CHECK(same.out.find("TTFT p95 is unchanged") != std::string::npos);
+    CHECK(same.out.find("against " + baseline +
+                        ": no regression; compared TTFT p95 (full steady) (") != std::string::npos);
+    CHECK(same.out.find("TTFT p95 (full steady) is unchanged") != std::string::npos);
   }
   SECTION("a slower application: e2e is significantly worse") {
     // Four times the time a token on the same scenario: every answer takes longer.
@@ -203,8 +204,9 @@ TEST_CASE("compare finds a regression, and refuses runs that are not comparable"
     INFO(ran.out << ran.err);
     CHECK(ran.exit_code == 1);
     CHECK(ran.out.find("against " + baseline + ": regression") != std::string::npos);
-    CHECK(ran.out.find("e2e p95 is ") != std::string::npos);
+    CHECK(ran.out.find("e2e p95 (full steady) is ") != std::string::npos);
     CHECK(ran.out.find(" ms worse, significant (p ") != std::string::npos);
+    CHECK(ran.out.find("permutation test of the p95 difference, ") != std::string::npos);
     Ran report = testing::RunStagegate(
         dir, {"report", slower, "--baseline", baseline, "--out", dir / "report"});
     CHECK(report.exit_code == 0);

@@ -20,33 +20,43 @@ ReportModel HostileModel() {
   m.run.id = "run-1";
   m.run.scenario_name = kHostile;
   m.run.scenario_file = kHostile;
-  m.verdict = "not ready";
+  m.verdict = Verdict::kNotReady;
   m.verdict_reasons = {kHostile};
-  m.checks = {
-      {.condition = "responsiveness", .name = kHostile, .status = "fail", .detail = kHostile},
-      {.condition = "quality", .name = kHostile, .status = "pending", .detail = kHostile},
-      {.condition = "recoverability", .name = kHostile, .status = "pass", .detail = kHostile}};
-  m.findings = {{"status", kHostile},
-                {"manifest", {{"model", kHostile}, {"hardware", kHostile}}},
-                {"stages",
-                 {{{"name", kHostile},
-                   {"skipped", false},
-                   {"capacity", {{"finding", kHostile}}},
-                   {"steps", json::array()}}}},
-                {"faults",
-                 {{"tool_outage",
-                   {{{"probe", kHostile},
-                     {"actuator", kHostile},
-                     {"requests",
-                      {{{"part", "during"},
-                        {"status", nullptr},
-                        {"outcome", kHostile},
-                        {"e2e_ms", 12.5},
-                        {"acknowledged", kHostile},
-                        {"claimed", kHostile},
-                        {"excerpt", kHostile}}}}}}}}}};
-  m.scenario = {
-      {"thresholds", {{"latency", {{{"metric", "ttft"}, {"percentile", 95}, {"max_ms", 100}}}}}}};
+  m.checks = {{.condition = Condition::kResponsiveness,
+               .name = kHostile,
+               .status = CheckStatus::kFail,
+               .detail = kHostile},
+              {.condition = Condition::kQuality,
+               .name = kHostile,
+               .status = CheckStatus::kPending,
+               .detail = kHostile},
+              {.condition = Condition::kRecoverability,
+               .name = kHostile,
+               .status = CheckStatus::kPass,
+               .detail = kHostile}};
+  const json findings = {{"schema_version", 1},
+                         {"status", kHostile},
+                         {"manifest", {{"model", kHostile}, {"hardware", kHostile}}},
+                         {"stages",
+                          {{{"name", kHostile},
+                            {"skipped", false},
+                            {"capacity", {{"finding", kHostile}}},
+                            {"steps", json::array()}}}},
+                         {"faults",
+                          {{"tool_outage",
+                            {{{"probe", kHostile},
+                              {"actuator", kHostile},
+                              {"requests",
+                               {{{"part", "during"},
+                                 {"status", nullptr},
+                                 {"outcome", kHostile},
+                                 {"e2e_ms", 12.5},
+                                 {"acknowledged", kHostile},
+                                 {"claimed", kHostile},
+                                 {"excerpt", kHostile}}}}}}}}}};
+  m.run.findings_json = findings.dump();
+  m.findings = store::ParseFindings(m.run.findings_json);
+  m.latency_limits = {{.metric = "ttft", .percentile = 95, .max_ms = 100}};
   m.charts.steady_ttft_ms[kHostile] = {1, 2, 3};
   m.charts.sweep_unit = kHostile;
   m.charts.sweep = {{.name = kHostile, .points = {{1, 2}, {2, 3}}}};
@@ -98,12 +108,14 @@ TEST_CASE("the stage table says the same in Markdown and HTML", "[report]") {
                        {"metrics",
                         {{"ttft_ms", {{"count", 10}, {"p50", 12.34}, {"p95", 40.5}}},
                          {"e2e_ms", {{"count", 10}, {"p95", 900.5}}}}}};
-  m.findings["stages"] = {
-      {{"name", "bare"}, {"steps", {steady}}},
-      {{"name", "tools | <b>"},
-       {"steps", {steady}},
-       {"added_over_previous_stage", {{"over", "bare"}, {"ttft_p95_ms", 7.26}}}},
-      {{"name", "skipped stage"}, {"skipped", true}, {"steps", json::array()}}};
+  json findings = json::parse(m.run.findings_json);
+  findings["stages"] = {{{"name", "bare"}, {"steps", {steady}}},
+                        {{"name", "tools | <b>"},
+                         {"steps", {steady}},
+                         {"added_over_previous_stage", {{"over", "bare"}, {"ttft_p95_ms", 7.26}}}},
+                        {{"name", "skipped stage"}, {"skipped", true}, {"steps", json::array()}}};
+  m.findings = store::ParseFindings(findings.dump());
+  REQUIRE(m.findings.problems.empty());
   const std::string md = ReportMarkdown(m);
   CHECK(md.find("| stage | steady ttft p50 | steady ttft p95 | steady e2e p95 | burst ttft p95 | "
                 "added over previous (ttft p95) |\n| --- | --- | --- | --- | --- | --- |\n") !=

@@ -1,0 +1,39 @@
+#pragma once
+
+// Whether two runs measured the same thing: the parts of their configuration (the canonical
+// scenario a run was fingerprinted from, or a profile run's configuration) that must match for a
+// comparison of their figures to mean anything.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/store.h"
+
+namespace stagegate::report {
+
+/// One part of a run's configuration: its label, a one-line summary for the report's facts, and
+/// its canonical value (two runs differ in the part when the values differ).
+struct ComparablePart {
+  std::string label;  // "model", "corpus", "load profile", ...
+  std::string summary;
+  nlohmann::json value;
+};
+
+/// A `profile` run (its configuration is a profile's, not a scenario's).
+bool IsProfileRun(const store::RunInfo& run);
+
+/// The parts of a run. A scenario run: model, hardware, serving stack, sampling, corpus (name,
+/// version, sha256), rubric (id, sha256), target, input distribution, load profile (phases and
+/// seed), stages, thresholds, quality thresholds, recovery policy and fault probes. A profile run:
+/// target, input distribution, load profile and SLOs. The first part is always "kind".
+std::vector<ComparablePart> ComparableParts(const store::RunInfo& run);
+
+/// Every part in which `current` differs from `baseline`, one line each: "thresholds: ttft p95
+/// <= 1500 ms (baseline) / ttft p95 <= 2000 ms (this run)", with up to three of the fields that
+/// differ when the summaries alone do not show it ("input distribution differs at
+/// input_tokens.mean: 128 (baseline) / 512 (this run)"). Empty when the runs are comparable.
+std::vector<std::string> Differences(const store::RunInfo& current, const store::RunInfo& baseline);
+
+}  // namespace stagegate::report
