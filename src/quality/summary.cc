@@ -5,7 +5,7 @@
 
 #include "base/strings.h"
 #include "stats/agreement.h"
-#include "store/sqlite.h"
+#include "store/review_data.h"
 
 namespace stagegate::quality {
 namespace {
@@ -56,7 +56,6 @@ std::string Number(double value, int decimals = 2) {
 
 Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInfo& run,
                                         const manifest::Bundle* bundle) {
-  store::Database& db = store.database();
   QualitySummary s;
   const json scenario = json::parse(run.scenario_json, nullptr, false);
   const json quality =
@@ -65,28 +64,22 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   // The sampled answers.
   std::vector<SampledAnswer> answers;
   {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT a.request_id, a.condition, r.task_id, COALESCE(p.stage, ''), r.answer_text, "
-        "r.tool_calls_json, r.http_status FROM answers a JOIN requests r ON r.id = a.request_id "
-        "LEFT JOIN phases p ON p.id = r.phase_id WHERE a.run_id = ? ORDER BY a.request_id");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run.id);
-    while (q->Step()) {
-      SampledAnswer a{.request_id = q->Int(0),
-                      .condition = q->Text(1),
-                      .task_id = q->Text(2),
-                      .stage = q->Text(3)};
+    Result<std::vector<store::SampledAnswer>> stored = store.ListSampledAnswers(run.id);
+    if (!stored.ok()) return stored.status();
+    for (const store::SampledAnswer& row : *stored) {
+      SampledAnswer a{.request_id = row.request_id,
+                      .condition = row.condition,
+                      .task_id = row.task_id,
+                      .stage = row.stage};
       // The answers at rest are taken in a step of their own, named after the stage.
       const std::string suffix = " at rest";
       if (a.stage.size() > suffix.size() && a.stage.ends_with(suffix))
         a.stage.resize(a.stage.size() - suffix.size());
-      a.record.answer_text = q->Text(4);
-      a.record.tool_calls_json = q->Text(5);
-      a.record.http_status = q->OptionalInt(6);
+      a.record.answer_text = row.answer_text;
+      a.record.tool_calls_json = row.tool_calls_json;
+      a.record.http_status = row.http_status;
       answers.push_back(std::move(a));
     }
-    SG_RETURN_IF_ERROR(q->status());
   }
   s.sampled = static_cast<int64_t>(answers.size());
 
@@ -118,14 +111,15 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   std::vector<Criterion> criteria;
   json pass_rule = json::object();
   {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT rubric_json FROM exports WHERE run_id = ? ORDER BY scorer = 'reviewers' DESC, "
-        "created_unix_ms DESC LIMIT 1");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run.id);
-    if (q->Step()) {
-      const json rubric = json::parse(q->Text(0), nullptr, false);
+    Result<std::vector<store::ExportInfo>> exports = store.ListExports(run.id);  // newest first
+    if (!exports.ok()) return exports.status();
+    // The latest export to reviewers; without one, the latest an LLM judge scored.
+    auto latest = std::find_if(exports->begin(), exports->end(), [](const store::ExportInfo& x) {
+      return x.scorer == store::kReviewersScorer;
+    });
+    if (latest == exports->end()) latest = exports->begin();
+    if (latest != exports->end()) {
+      const json rubric = json::parse(latest->rubric_json, nullptr, false);
       if (rubric.is_object()) {
         for (const json& c : rubric["criteria"]) {
           Criterion criterion{.id = c["id"].get<std::string>(),
@@ -139,7 +133,6 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
         pass_rule = rubric.value("pass_rule", json::object());
       }
     }
-    SG_RETURN_IF_ERROR(q->status());
   }
   if (criteria.empty()) {
     s.verdict = "pending";
@@ -154,41 +147,31 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   std::map<std::string, std::vector<double>> seconds_by_reviewer;    // independent reviewers
   std::set<std::string> reviewers;
   {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT i.item_id, i.request_id, i.reviewer, e.scorer FROM review_items i JOIN exports e "
-        "ON e.export_id = i.export_id WHERE i.run_id = ?");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run.id);
-    while (q->Step()) {
-      const std::string scorer = q->Text(3);
-      item_of[q->Text(0)] = {scorer, q->Int(1)};
-      by_scorer[scorer][q->Int(1)].assigned.insert(q->Text(2));
-      if (scorer == "reviewers") reviewers.insert(q->Text(2));
+    Result<std::vector<store::ReviewItem>> items = store.ListReviewItems(run.id);
+    if (!items.ok()) return items.status();
+    for (const store::ReviewItem& item : *items) {
+      if (!item.scorer) continue;  // no export row: not an item of any scorer
+      item_of[item.item_id] = {*item.scorer, item.request_id};
+      by_scorer[*item.scorer][item.request_id].assigned.insert(item.reviewer);
+      if (*item.scorer == store::kReviewersScorer) reviewers.insert(item.reviewer);
     }
-    SG_RETURN_IF_ERROR(q->status());
   }
   std::map<int64_t, AnswerScores>& scores = by_scorer["reviewers"];
   s.assigned = static_cast<int64_t>(scores.size());
   s.reviewers = static_cast<int64_t>(reviewers.size());
   {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT s.item_id, s.reviewer, s.criterion, s.value, MAX(s.seconds) OVER (PARTITION BY "
-        "s.item_id, s.reviewer) FROM scores s JOIN review_items i ON i.item_id = s.item_id "
-        "WHERE i.run_id = ? ORDER BY s.item_id, s.reviewer");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run.id);
+    Result<std::vector<store::StoredScore>> stored = store.ListScores(run.id);
+    if (!stored.ok()) return stored.status();
     std::string last;
-    while (q->Step()) {
-      const std::string item = q->Text(0), reviewer = q->Text(1);
-      const auto& [scorer, request] = item_of[item];
-      by_scorer[scorer][request].by_criterion[q->Text(2)][reviewer] = q->Int(3);
-      if (scorer == "reviewers" && item + reviewer != last && !q->IsNull(4))
-        seconds_by_reviewer[reviewer].push_back(q->Real(4));
-      last = item + reviewer;
+    for (const store::StoredScore& score : stored.value()) {
+      const auto& [scorer, request] = item_of[score.item_id];
+      by_scorer[scorer][request].by_criterion[score.criterion][score.reviewer] = score.value;
+      // Each of an item's criteria carries the item's time: count it once.
+      if (scorer == store::kReviewersScorer && score.item_id + score.reviewer != last &&
+          score.item_seconds)
+        seconds_by_reviewer[score.reviewer].push_back(*score.item_seconds);
+      last = score.item_id + score.reviewer;
     }
-    SG_RETURN_IF_ERROR(q->status());
   }
   for (auto& [scorer, of_scorer] : by_scorer)
     for (auto& [request, a] : of_scorer)
