@@ -32,7 +32,15 @@ struct Criterion {
 // The rubric an export was scored against: its criteria and pass rule.
 struct Rubric {
   std::vector<Criterion> criteria;  // none: nothing has been exported
-  json pass_rule = json::object();
+  std::optional<double> min_weighted_mean, min_each;
+};
+
+// The scenario's quality thresholds (its `quality` section).
+struct Thresholds {
+  int64_t min_scored = 30;
+  double min_agreement = 0.6;
+  std::optional<double> min_mean, min_pass_rate;
+  std::map<std::string, double> criterion_floors;
 };
 
 // One answer's scores: criterion -> reviewer -> level, for reviewers who scored every criterion.
@@ -72,6 +80,35 @@ std::optional<double> Median(std::vector<double> values) {
 
 std::string Number(double value, int decimals = 2) {
   return FormatNumber(value, decimals);
+}
+
+// The number at `key` in a JSON object; none when there is no object, or the key is missing,
+// null or not a number.
+std::optional<double> NumberAt(const json& object, const std::string& key) {
+  if (!object.is_object()) return std::nullopt;
+  auto found = object.find(key);
+  if (found == object.end() || !found->is_number()) return std::nullopt;
+  return found->get<double>();
+}
+
+// The thresholds of the run's stored scenario. One that is missing, null (as the canonical
+// scenario stores min_mean and min_pass_rate when they are not set) or not a number is not set:
+// it takes its default, or holds nothing back.
+Thresholds ReadThresholds(const std::string& scenario_json) {
+  const json scenario = json::parse(scenario_json, nullptr, false);
+  Thresholds t;
+  if (!scenario.is_object() || !scenario.contains("quality")) return t;
+  const json& quality = scenario["quality"];
+  if (NumberAt(quality, "min_scored_answers"))
+    t.min_scored = quality["min_scored_answers"].get<int64_t>();
+  if (const auto n = NumberAt(quality, "min_agreement")) t.min_agreement = *n;
+  t.min_mean = NumberAt(quality, "min_mean");
+  t.min_pass_rate = NumberAt(quality, "min_pass_rate");
+  if (quality.is_object() && quality.contains("criterion_floors") &&
+      quality["criterion_floors"].is_object())
+    for (const auto& [criterion, floor] : quality["criterion_floors"].items())
+      if (floor.is_number()) t.criterion_floors[criterion] = floor.get<double>();
+  return t;
 }
 
 // The run's sampled answers, by request id.
@@ -142,7 +179,10 @@ Result<Rubric> ReadRubric(store::Store& store, const std::string& run_id) {
       criterion.levels.push_back(l["level"].get<int64_t>());
     out.criteria.push_back(std::move(criterion));
   }
-  out.pass_rule = rubric.value("pass_rule", json::object());
+  if (rubric.contains("pass_rule")) {
+    out.min_weighted_mean = NumberAt(rubric["pass_rule"], "min_weighted_mean");
+    out.min_each = NumberAt(rubric["pass_rule"], "min_each");
+  }
   return out;
 }
 
@@ -187,13 +227,7 @@ Result<Scores> ReadScores(store::Store& store, const std::string& run_id,
 std::vector<Judged> JudgeScoredAnswers(const std::vector<SampledAnswer>& answers,
                                        const std::map<int64_t, AnswerScores>& of_scorer,
                                        const Rubric& rubric) {
-  const json& rule = rubric.pass_rule;
-  const auto min_weighted = rule.contains("min_weighted_mean")
-                                ? std::optional<double>(rule["min_weighted_mean"].get<double>())
-                                : std::nullopt;
-  const auto min_each = rule.contains("min_each")
-                            ? std::optional<double>(rule["min_each"].get<double>())
-                            : std::nullopt;
+  const std::optional<double> min_weighted = rubric.min_weighted_mean, min_each = rubric.min_each;
   std::vector<Judged> judged;
   for (const SampledAnswer& answer : answers) {
     auto found = of_scorer.find(answer.request_id);
@@ -340,23 +374,20 @@ std::vector<ReviewerEffort> EffortOf(
   return effort;
 }
 
-// What fails the scenario's thresholds (its `quality` section) in one condition's group.
-std::vector<std::string> ThresholdFailures(const json& quality, const GroupScores& g) {
+// What fails the scenario's thresholds in one condition's group.
+std::vector<std::string> ThresholdFailures(const Thresholds& t, const GroupScores& g) {
   std::vector<std::string> failures;
   const std::string where = g.name == "at_rest" ? "at rest" : "under load";
-  if (quality.contains("min_mean") && g.weighted_mean &&
-      *g.weighted_mean < quality["min_mean"].get<double>())
+  if (t.min_mean && g.weighted_mean && *g.weighted_mean < *t.min_mean)
     failures.push_back(where + ": mean score " + Number(*g.weighted_mean) + " < " +
-                       Number(quality["min_mean"].get<double>()));
-  if (quality.contains("min_pass_rate") && g.pass_rate() &&
-      *g.pass_rate() < quality["min_pass_rate"].get<double>())
+                       Number(*t.min_mean));
+  if (t.min_pass_rate && g.pass_rate() && *g.pass_rate() < *t.min_pass_rate)
     failures.push_back(where + ": pass rate " + Number(*g.pass_rate()) + " < " +
-                       Number(quality["min_pass_rate"].get<double>()));
-  if (quality.contains("criterion_floors"))
-    for (const auto& [criterion, floor] : quality["criterion_floors"].items())
-      if (g.mean.contains(criterion) && g.mean.at(criterion) < floor.get<double>())
-        failures.push_back(where + ": " + criterion + " mean " + Number(g.mean.at(criterion)) +
-                           " < " + Number(floor.get<double>()));
+                       Number(*t.min_pass_rate));
+  for (const auto& [criterion, floor] : t.criterion_floors)
+    if (g.mean.contains(criterion) && g.mean.at(criterion) < floor)
+      failures.push_back(where + ": " + criterion + " mean " + Number(g.mean.at(criterion)) +
+                         " < " + Number(floor));
   if (g.hard_floor_failures > 0)
     failures.push_back(where + ": " + std::to_string(g.hard_floor_failures) +
                        " answers below the floor of a hard criterion");
@@ -365,12 +396,12 @@ std::vector<std::string> ThresholdFailures(const json& quality, const GroupScore
 
 // The verdict against the scenario's thresholds: "fail" on any failure, else "pending" while too
 // few answers are scored or an agreement cannot be computed, else "pass"; with the reasons.
-void DecideVerdict(const json& quality, QualitySummary& s) {
-  const int64_t min_scored = quality.value("min_scored_answers", int64_t{30});
+void DecideVerdict(const Thresholds& t, QualitySummary& s) {
+  const int64_t min_scored = t.min_scored;
   if (s.scored < min_scored)
     s.reasons.push_back(std::to_string(s.scored) + " answers are fully scored; at least " +
                         std::to_string(min_scored) + " are needed");
-  const double min_agreement = quality.value("min_agreement", 0.6);
+  const double min_agreement = t.min_agreement;
   bool pending = s.scored < min_scored;
   std::vector<std::string> failures;
   for (const CriterionAgreement& a : s.agreement) {
@@ -392,7 +423,7 @@ void DecideVerdict(const json& quality, QualitySummary& s) {
   for (const GroupScores& g : s.groups) {
     if (g.name != "at_rest" && g.name != "under_load") continue;
     if (g.answers == 0) continue;
-    for (std::string& failure : ThresholdFailures(quality, g))
+    for (std::string& failure : ThresholdFailures(t, g))
       failures.push_back(std::move(failure));
   }
   s.reasons.insert(s.reasons.end(), failures.begin(), failures.end());
@@ -404,10 +435,6 @@ void DecideVerdict(const json& quality, QualitySummary& s) {
 Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInfo& run,
                                         const manifest::Bundle* bundle) {
   QualitySummary s;
-  const json scenario = json::parse(run.scenario_json, nullptr, false);
-  const json quality =
-      scenario.is_object() && scenario.contains("quality") ? scenario["quality"] : json::object();
-
   Result<std::vector<SampledAnswer>> answers = ReadAnswers(store, run.id);
   if (!answers.ok()) return answers.status();
   s.sampled = static_cast<int64_t>(answers->size());
@@ -448,7 +475,7 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
     for (const SampledAnswer& a : *answers)
       if (a.request_id == item.request_id) item.task_id = a.task_id;
   s.effort = EffortOf(scores->seconds_by_reviewer);
-  DecideVerdict(quality, s);
+  DecideVerdict(ReadThresholds(run.scenario_json), s);
   return s;
 }
 

@@ -222,6 +222,46 @@ TEST_CASE("SummarizeQuality groups, agrees, times and judges the reviewers' scor
         Strings{"automated checks not run: the run's scenario and corpus could not be read"});
 }
 
+TEST_CASE("SummarizeQuality reads min_mean and min_pass_rate of null as not set",
+          "[quality][summary]") {
+  // What the canonical scenario stores for a quality section without them.
+  ScoredRun scored(
+      R"({"min_scored_answers":2,"min_agreement":0.4,"min_mean":null,"min_pass_rate":null,)"
+      R"("criterion_floors":{"correctness":4,"clarity":null}})");
+
+  const Result<QualitySummary> s = SummarizeQuality(*scored.store, scored.run, nullptr);
+
+  INFO(s.status().message());
+  REQUIRE(s.ok());
+  CHECK(s->scored == 4);
+  CHECK(s->verdict == "fail");
+  CHECK(s->reasons == Strings{"under load: correctness mean 3 < 4",
+                              "under load: 1 answers below the floor of a hard criterion"});
+}
+
+TEST_CASE("SummarizeQuality takes the default of a threshold that is null or not a number",
+          "[quality][summary]") {
+  // Defaults: 30 answers scored, agreement 0.6, no minimum mean, pass rate or floor.
+  const std::string quality =
+      GENERATE(std::string("null"), std::string("[]"),
+               std::string(R"({"min_scored_answers":null,"min_agreement":"high","min_mean":"3",)"
+                           R"("min_pass_rate":[0.5],"criterion_floors":null})"),
+               std::string(R"({"criterion_floors":{"correctness":"4","clarity":{}}})"));
+  INFO("quality: " << quality);
+  ScoredRun scored(quality);
+
+  const Result<QualitySummary> s = SummarizeQuality(*scored.store, scored.run, nullptr);
+
+  INFO(s.status().message());
+  REQUIRE(s.ok());
+  CHECK(s->verdict == "fail");
+  CHECK(s->reasons ==
+        Strings{"4 answers are fully scored; at least 30 are needed",
+                "reviewers do not agree enough on correctness (kappa 0.5 < 0.6), so its scores "
+                "cannot decide",
+                "under load: 1 answers below the floor of a hard criterion"});
+}
+
 TEST_CASE("SummarizeQuality is pending before anything is exported", "[quality][summary]") {
   std::unique_ptr<store::Store> store = Ok(store::Store::OpenInMemory());
   const store::RunInfo run = {.id = "run-e",
