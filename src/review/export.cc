@@ -60,6 +60,13 @@ struct Items {
   std::vector<json> by_reviewer;  // [{item, conversation, answer, reference}] a reviewer
 };
 
+// What the packets of one export hold besides the instructions.
+struct Packets {
+  std::string export_id;
+  const json& rubric;
+  const std::vector<json>& by_reviewer;  // each reviewer's items, in the order they see them
+};
+
 Items MakeItems(const std::vector<store::SampledAnswer>& answers,
                 const std::vector<Assignment>& assignments, const manifest::Corpus& corpus,
                 const ExportOptions& options, std::random_device& device) {
@@ -128,36 +135,35 @@ std::string ScoresCsv(const std::string& export_id, const std::string& reviewer,
   return csv;
 }
 
-// Writes each reviewer's packet (its items shuffled) as reviewer-rN.html, .jsonl and .csv, and
-// README.txt, into out_dir; appends the names written to `files`.
-Status WritePackets(const store::RunInfo& run, const ExportOptions& options,
-                    const std::string& export_id, const json& rubric,
-                    std::vector<json>& by_reviewer, std::mt19937_64& random,
-                    std::vector<std::string>& files) {
+// Writes each reviewer's packet as reviewer-rN.html, .jsonl and .csv, and README.txt, into
+// out_dir; returns the names written.
+Result<std::vector<std::string>> WritePackets(const std::string& run_id,
+                                              const ExportOptions& options,
+                                              const Packets& packets) {
   std::error_code error;
   std::filesystem::create_directories(options.out_dir, error);
   if (error) return Status::IoError("cannot create " + options.out_dir + ": " + error.message());
+  std::vector<std::string> files;
   std::vector<std::string> readme = {
-      "Answers for blinded review, export " + export_id + ".",
+      "Answers for blinded review, export " + packets.export_id + ".",
       "",
       "Give each reviewer their own files, and nothing else from this folder:",
   };
   for (int r = 0; r < options.reviewers; ++r) {
     const std::string name = ReviewerName(r);
-    json& mine = by_reviewer[static_cast<size_t>(r)];
-    std::shuffle(mine.begin(), mine.end(), random);
+    const json& mine = packets.by_reviewer[static_cast<size_t>(r)];
     const json packet = {{"format", "stagegate-packet"},
                          {"version", 1},
-                         {"export_id", export_id},
+                         {"export_id", packets.export_id},
                          {"reviewer", name},
                          {"instructions", kInstructions},
-                         {"rubric", rubric},
+                         {"rubric", packets.rubric},
                          {"items", mine}};
     const std::string base = "reviewer-" + name;
     for (const auto& [suffix, text] :
          {std::pair<std::string, std::string>{".html", ReviewerPageHtml(packet)},
-          {".jsonl", ScoresJsonLines(export_id, name, rubric, mine)},
-          {".csv", ScoresCsv(export_id, name, rubric, mine)}}) {
+          {".jsonl", ScoresJsonLines(packets.export_id, name, packets.rubric, mine)},
+          {".csv", ScoresCsv(packets.export_id, name, packets.rubric, mine)}}) {
       SG_RETURN_IF_ERROR(WriteFileAtomically(options.out_dir + "/" + base + suffix, text));
       files.push_back(base + suffix);
     }
@@ -166,10 +172,10 @@ Status WritePackets(const store::RunInfo& run, const ExportOptions& options,
                      std::to_string(mine.size()) + " items");
   }
   readme.insert(readme.end(), {"", "Bring back what each reviewer returns and load it with:",
-                               "  stagegate import " + run.id + " FILE...", ""});
+                               "  stagegate import " + run_id + " FILE...", ""});
   SG_RETURN_IF_ERROR(WriteFileAtomically(options.out_dir + "/README.txt", Join(readme, "\n")));
   files.push_back("README.txt");
-  return Status::Ok();
+  return files;
 }
 
 }  // namespace
@@ -288,11 +294,16 @@ Result<ExportResult> ExportForReview(store::Store& store, const store::RunInfo& 
                       .answers = static_cast<int64_t>(answers->size())};
   const json rubric = RubricJson(*bundle.rubric);
   Items items = MakeItems(*answers, assignments, *bundle.corpus, options, device);
-  for (const json& mine : items.by_reviewer)
+  for (json& mine : items.by_reviewer) {
+    std::shuffle(mine.begin(), mine.end(), random);  // each reviewer in an order of their own
     result.items_per_reviewer.push_back(static_cast<int64_t>(mine.size()));
+  }
 
-  SG_RETURN_IF_ERROR(WritePackets(run, options, result.export_id, rubric, items.by_reviewer, random,
-                                  result.files));
+  Result<std::vector<std::string>> files = WritePackets(
+      run.id, options,
+      {.export_id = result.export_id, .rubric = rubric, .by_reviewer = items.by_reviewer});
+  if (!files.ok()) return files.status();
+  result.files = std::move(*files);
   SG_RETURN_IF_ERROR(store.AddExport(
       NewExport(result.export_id, run.id, options, rubric, store::kReviewersScorer), items.stored));
   return result;
