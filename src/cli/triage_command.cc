@@ -15,7 +15,7 @@
 #include "quality/checks.h"
 #include "report/triage.h"
 #include "scenario/findings.h"
-#include "store/sqlite.h"
+#include "store/review_data.h"
 #include "store/store.h"
 
 namespace stagegate::cli {
@@ -42,48 +42,31 @@ std::string MsField(const std::optional<double>& ms) {
 // independent reviews and are left out.
 Result<std::map<int64_t, report::ReviewVerdict>> ReviewVerdicts(store::Store& store,
                                                                 const std::string& run_id) {
-  store::Database& db = store.database();
   std::map<int64_t, report::ReviewVerdict> verdicts;
-  report::RubricRule rule;
-  {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT rubric_json FROM exports WHERE run_id = ? AND scorer = 'reviewers' "
-        "ORDER BY created_unix_ms DESC LIMIT 1");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run_id);
-    if (q->Step()) rule = report::RubricRuleFromJson(q->Text(0));
-    SG_RETURN_IF_ERROR(q->status());
-  }
+  Result<std::vector<store::ExportInfo>> exports = store.ListExports(run_id);  // newest first
+  if (!exports.ok()) return exports.status();
+  auto latest = std::find_if(exports->begin(), exports->end(), [](const store::ExportInfo& x) {
+    return x.scorer == store::kReviewersScorer;
+  });
+  if (latest == exports->end()) return verdicts;
+  const report::RubricRule rule = report::RubricRuleFromJson(latest->rubric_json);
   if (rule.criteria.empty()) return verdicts;
+
   std::map<int64_t, report::ReviewScores> scores;
   std::map<std::string, int64_t> request_of;  // item -> request
-  {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT i.item_id, i.request_id, i.reviewer FROM review_items i JOIN exports e "
-        "ON e.export_id = i.export_id WHERE i.run_id = ? AND e.scorer = 'reviewers'");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run_id);
-    while (q->Step()) {
-      request_of[q->Text(0)] = q->Int(1);
-      scores[q->Int(1)].assigned.insert(q->Text(2));
-    }
-    SG_RETURN_IF_ERROR(q->status());
+  Result<std::vector<store::ReviewItem>> items = store.ListReviewItems(run_id);
+  if (!items.ok()) return items.status();
+  for (const store::ReviewItem& item : *items) {
+    if (item.scorer != store::kReviewersScorer) continue;
+    request_of[item.item_id] = item.request_id;
+    scores[item.request_id].assigned.insert(item.reviewer);
   }
-  {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT s.item_id, s.reviewer, s.criterion, s.value FROM scores s JOIN review_items i "
-        "ON i.item_id = s.item_id WHERE i.run_id = ?");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run_id);
-    while (q->Step()) {
-      auto request = request_of.find(q->Text(0));
-      if (request == request_of.end()) continue;  // a judge's item
-      scores[request->second].levels[q->Text(2)][q->Text(1)] = q->Int(3);
-    }
-    SG_RETURN_IF_ERROR(q->status());
+  Result<std::vector<store::StoredScore>> stored = store.ListScores(run_id);
+  if (!stored.ok()) return stored.status();
+  for (const store::StoredScore& score : *stored) {
+    auto request = request_of.find(score.item_id);
+    if (request == request_of.end()) continue;  // a judge's item
+    scores[request->second].levels[score.criterion][score.reviewer] = score.value;
   }
   for (const auto& [request, of_request] : scores)
     if (std::optional<report::ReviewVerdict> v = report::JudgeReview(rule, of_request))

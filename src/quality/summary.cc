@@ -1,11 +1,12 @@
 #include "quality/summary.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "base/strings.h"
 #include "stats/agreement.h"
-#include "store/sqlite.h"
+#include "store/review_data.h"
 
 namespace stagegate::quality {
 namespace {
@@ -28,10 +29,39 @@ struct Criterion {
   std::vector<int64_t> levels;
 };
 
+// The rubric an export was scored against: its criteria and pass rule.
+struct Rubric {
+  std::vector<Criterion> criteria;  // none: nothing has been exported
+  std::optional<double> min_weighted_mean, min_each;
+};
+
+// The scenario's quality thresholds (its `quality` section).
+struct Thresholds {
+  int64_t min_scored = 30;
+  double min_agreement = 0.6;
+  std::optional<double> min_mean, min_pass_rate;
+  std::map<std::string, double> criterion_floors;
+};
+
 // One answer's scores: criterion -> reviewer -> level, for reviewers who scored every criterion.
 struct AnswerScores {
   std::map<std::string, std::map<std::string, int64_t>> by_criterion;
   std::set<std::string> assigned, complete;
+};
+
+// Assignments and scores, by scorer: "reviewers" (the independent ones) or "judge:<model>".
+struct Scores {
+  std::map<std::string, std::map<int64_t, AnswerScores>> by_scorer;  // scorer -> request -> scores
+  std::map<std::string, std::vector<double>> seconds_by_reviewer;    // independent reviewers
+  std::set<std::string> reviewers;                                   // independent reviewers
+};
+
+// A scored answer (every scorer it was given to has scored it): its means and pass.
+struct Judged {
+  const SampledAnswer* answer;
+  std::map<std::string, double> mean;
+  double weighted = 0;
+  bool passed = true, hard_failure = false;
 };
 
 double Mean(const std::vector<double>& values) {
@@ -52,236 +82,217 @@ std::string Number(double value, int decimals = 2) {
   return FormatNumber(value, decimals);
 }
 
-}  // namespace
+// The number at `key` in a JSON object; none when there is no object, or the key is missing,
+// null or not a number.
+std::optional<double> NumberAt(const json& object, const std::string& key) {
+  if (!object.is_object()) return std::nullopt;
+  auto found = object.find(key);
+  if (found == object.end() || !found->is_number()) return std::nullopt;
+  return found->get<double>();
+}
 
-Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInfo& run,
-                                        const manifest::Bundle* bundle) {
-  store::Database& db = store.database();
-  QualitySummary s;
-  const json scenario = json::parse(run.scenario_json, nullptr, false);
-  const json quality =
-      scenario.is_object() && scenario.contains("quality") ? scenario["quality"] : json::object();
+// The thresholds of the run's stored scenario. One that is missing, null (as the canonical
+// scenario stores min_mean and min_pass_rate when they are not set) or not a number is not set:
+// it takes its default, or holds nothing back.
+Thresholds ReadThresholds(const std::string& scenario_json) {
+  const json scenario = json::parse(scenario_json, nullptr, false);
+  Thresholds t;
+  if (!scenario.is_object() || !scenario.contains("quality")) return t;
+  const json& quality = scenario["quality"];
+  if (NumberAt(quality, "min_scored_answers"))
+    t.min_scored = quality["min_scored_answers"].get<int64_t>();
+  if (const auto n = NumberAt(quality, "min_agreement")) t.min_agreement = *n;
+  t.min_mean = NumberAt(quality, "min_mean");
+  t.min_pass_rate = NumberAt(quality, "min_pass_rate");
+  if (quality.is_object() && quality.contains("criterion_floors") &&
+      quality["criterion_floors"].is_object())
+    for (const auto& [criterion, floor] : quality["criterion_floors"].items())
+      if (floor.is_number()) t.criterion_floors[criterion] = floor.get<double>();
+  return t;
+}
 
-  // The sampled answers.
+// The run's sampled answers, by request id.
+Result<std::vector<SampledAnswer>> ReadAnswers(store::Store& store, const std::string& run_id) {
+  Result<std::vector<store::SampledAnswer>> stored = store.ListSampledAnswers(run_id);
+  if (!stored.ok()) return stored.status();
   std::vector<SampledAnswer> answers;
-  {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT a.request_id, a.condition, r.task_id, COALESCE(p.stage, ''), r.answer_text, "
-        "r.tool_calls_json, r.http_status FROM answers a JOIN requests r ON r.id = a.request_id "
-        "LEFT JOIN phases p ON p.id = r.phase_id WHERE a.run_id = ? ORDER BY a.request_id");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run.id);
-    while (q->Step()) {
-      SampledAnswer a{.request_id = q->Int(0),
-                      .condition = q->Text(1),
-                      .task_id = q->Text(2),
-                      .stage = q->Text(3)};
-      // The answers at rest are taken in a step of their own, named after the stage.
-      const std::string suffix = " at rest";
-      if (a.stage.size() > suffix.size() && a.stage.ends_with(suffix))
-        a.stage.resize(a.stage.size() - suffix.size());
-      a.record.answer_text = q->Text(4);
-      a.record.tool_calls_json = q->Text(5);
-      a.record.http_status = q->OptionalInt(6);
-      answers.push_back(std::move(a));
-    }
-    SG_RETURN_IF_ERROR(q->status());
+  for (const store::SampledAnswer& row : *stored) {
+    SampledAnswer a{.request_id = row.request_id,
+                    .condition = row.condition,
+                    .task_id = row.task_id,
+                    .stage = row.stage};
+    // The answers at rest are taken in a step of their own, named after the stage.
+    const std::string suffix = " at rest";
+    if (a.stage.size() > suffix.size() && a.stage.ends_with(suffix))
+      a.stage.resize(a.stage.size() - suffix.size());
+    a.record.answer_text = row.answer_text;
+    a.record.tool_calls_json = row.tool_calls_json;
+    a.record.http_status = row.http_status;
+    answers.push_back(std::move(a));
   }
-  s.sampled = static_cast<int64_t>(answers.size());
+  return answers;
+}
 
-  // Automated checks, apart from the scores.
-  if (bundle && bundle->corpus) {
-    for (const SampledAnswer& a : answers) {
-      const manifest::Task* task = bundle->corpus->FindTask(a.task_id);
-      if (!task || task->checks.empty()) continue;
-      ++s.automated.answers;
-      for (const CheckResult& r :
-           RunChecks(*task, a.record, bundle->scenario.triage.refusal_patterns)) {
-        ++s.automated.checks;
-        auto& [passed, ran] = s.automated.by_kind[r.kind];
-        ++ran;
-        if (r.passed) {
-          ++passed;
-          ++s.automated.passed;
-        } else {
-          s.automated.failures.push_back("answer " + std::to_string(a.request_id) + " (" +
-                                         a.task_id + "): " + r.detail);
-        }
+// The corpus's automated checks of the answers, apart from the scores.
+AutomatedChecks RunAutomatedChecks(const std::vector<SampledAnswer>& answers,
+                                   const manifest::Bundle& bundle) {
+  AutomatedChecks automated;
+  for (const SampledAnswer& a : answers) {
+    const manifest::Task* task = bundle.corpus->FindTask(a.task_id);
+    if (!task || task->checks.empty()) continue;
+    ++automated.answers;
+    for (const CheckResult& r :
+         RunChecks(*task, a.record, bundle.scenario.triage.refusal_patterns)) {
+      ++automated.checks;
+      auto& [passed, ran] = automated.by_kind[r.kind];
+      ++ran;
+      if (r.passed) {
+        ++passed;
+        ++automated.passed;
+      } else {
+        automated.failures.push_back("answer " + std::to_string(a.request_id) + " (" + a.task_id +
+                                     "): " + r.detail);
       }
     }
-  } else {
-    s.notes.push_back("automated checks not run: the run's scenario and corpus could not be read");
   }
+  return automated;
+}
 
-  // The rubric the latest export was scored against.
-  std::vector<Criterion> criteria;
-  json pass_rule = json::object();
-  {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT rubric_json FROM exports WHERE run_id = ? ORDER BY scorer = 'reviewers' DESC, "
-        "created_unix_ms DESC LIMIT 1");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run.id);
-    if (q->Step()) {
-      const json rubric = json::parse(q->Text(0), nullptr, false);
-      if (rubric.is_object()) {
-        for (const json& c : rubric["criteria"]) {
-          Criterion criterion{.id = c["id"].get<std::string>(),
-                              .weight = c.value("weight", 1.0),
-                              .hard = c.value("hard", false),
-                              .floor = c.value("floor", int64_t{0})};
-          for (const json& l : c["levels"])
-            criterion.levels.push_back(l["level"].get<int64_t>());
-          criteria.push_back(std::move(criterion));
-        }
-        pass_rule = rubric.value("pass_rule", json::object());
-      }
-    }
-    SG_RETURN_IF_ERROR(q->status());
+// The rubric of the latest export to reviewers; without one, of the latest an LLM judge scored.
+Result<Rubric> ReadRubric(store::Store& store, const std::string& run_id) {
+  Result<std::vector<store::ExportInfo>> exports = store.ListExports(run_id);  // newest first
+  if (!exports.ok()) return exports.status();
+  auto latest = std::find_if(exports->begin(), exports->end(), [](const store::ExportInfo& x) {
+    return x.scorer == store::kReviewersScorer;
+  });
+  if (latest == exports->end()) latest = exports->begin();
+  Rubric out;
+  if (latest == exports->end()) return out;
+  const json rubric = json::parse(latest->rubric_json, nullptr, false);
+  if (!rubric.is_object()) return out;
+  for (const json& c : rubric["criteria"]) {
+    Criterion criterion{.id = c["id"].get<std::string>(),
+                        .weight = c.value("weight", 1.0),
+                        .hard = c.value("hard", false),
+                        .floor = c.value("floor", int64_t{0})};
+    for (const json& l : c["levels"])
+      criterion.levels.push_back(l["level"].get<int64_t>());
+    out.criteria.push_back(std::move(criterion));
   }
-  if (criteria.empty()) {
-    s.verdict = "pending";
-    s.reasons.push_back("no answers have been exported for review yet (stagegate export " + run.id +
-                        ")");
-    return s;
+  if (rubric.contains("pass_rule")) {
+    out.min_weighted_mean = NumberAt(rubric["pass_rule"], "min_weighted_mean");
+    out.min_each = NumberAt(rubric["pass_rule"], "min_each");
   }
+  return out;
+}
 
-  // Assignments and scores, by scorer: "reviewers" (the independent ones) or "judge:<model>".
-  std::map<std::string, std::map<int64_t, AnswerScores>> by_scorer;  // scorer -> request -> scores
-  std::map<std::string, std::pair<std::string, int64_t>> item_of;    // item -> (scorer, request)
-  std::map<std::string, std::vector<double>> seconds_by_reviewer;    // independent reviewers
-  std::set<std::string> reviewers;
-  {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT i.item_id, i.request_id, i.reviewer, e.scorer FROM review_items i JOIN exports e "
-        "ON e.export_id = i.export_id WHERE i.run_id = ?");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run.id);
-    while (q->Step()) {
-      const std::string scorer = q->Text(3);
-      item_of[q->Text(0)] = {scorer, q->Int(1)};
-      by_scorer[scorer][q->Int(1)].assigned.insert(q->Text(2));
-      if (scorer == "reviewers") reviewers.insert(q->Text(2));
-    }
-    SG_RETURN_IF_ERROR(q->status());
+// Each scorer's assignments and scores; a reviewer is complete on an answer once they have
+// scored every criterion of it.
+Result<Scores> ReadScores(store::Store& store, const std::string& run_id,
+                          const std::vector<Criterion>& criteria) {
+  Scores out;
+  std::map<std::string, std::pair<std::string, int64_t>> item_of;  // item -> (scorer, request)
+  Result<std::vector<store::ReviewItem>> items = store.ListReviewItems(run_id);
+  if (!items.ok()) return items.status();
+  for (const store::ReviewItem& item : *items) {
+    if (!item.scorer) continue;  // no export row: not an item of any scorer
+    item_of[item.item_id] = {*item.scorer, item.request_id};
+    out.by_scorer[*item.scorer][item.request_id].assigned.insert(item.reviewer);
+    if (*item.scorer == store::kReviewersScorer) out.reviewers.insert(item.reviewer);
   }
-  std::map<int64_t, AnswerScores>& scores = by_scorer["reviewers"];
-  s.assigned = static_cast<int64_t>(scores.size());
-  s.reviewers = static_cast<int64_t>(reviewers.size());
-  {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db,
-        "SELECT s.item_id, s.reviewer, s.criterion, s.value, MAX(s.seconds) OVER (PARTITION BY "
-        "s.item_id, s.reviewer) FROM scores s JOIN review_items i ON i.item_id = s.item_id "
-        "WHERE i.run_id = ? ORDER BY s.item_id, s.reviewer");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run.id);
-    std::string last;
-    while (q->Step()) {
-      const std::string item = q->Text(0), reviewer = q->Text(1);
-      const auto& [scorer, request] = item_of[item];
-      by_scorer[scorer][request].by_criterion[q->Text(2)][reviewer] = q->Int(3);
-      if (scorer == "reviewers" && item + reviewer != last && !q->IsNull(4))
-        seconds_by_reviewer[reviewer].push_back(q->Real(4));
-      last = item + reviewer;
-    }
-    SG_RETURN_IF_ERROR(q->status());
+  Result<std::vector<store::StoredScore>> stored = store.ListScores(run_id);
+  if (!stored.ok()) return stored.status();
+  std::string last;
+  for (const store::StoredScore& score : *stored) {
+    const auto& [scorer, request] = item_of[score.item_id];
+    out.by_scorer[scorer][request].by_criterion[score.criterion][score.reviewer] = score.value;
+    // Each of an item's criteria carries the item's time: count it once.
+    if (scorer == store::kReviewersScorer && score.item_id + score.reviewer != last &&
+        score.item_seconds)
+      out.seconds_by_reviewer[score.reviewer].push_back(*score.item_seconds);
+    last = score.item_id + score.reviewer;
   }
-  for (auto& [scorer, of_scorer] : by_scorer)
+  for (auto& [scorer, of_scorer] : out.by_scorer)
     for (auto& [request, a] : of_scorer)
       for (const std::string& reviewer : a.assigned)
         if (std::all_of(criteria.begin(), criteria.end(), [&](const Criterion& c) {
               return a.by_criterion[c.id].contains(reviewer);
             }))
           a.complete.insert(reviewer);
+  return out;
+}
 
-  // Each scored answer (every scorer it was given to has scored it): its means and pass.
-  struct Judged {
-    const SampledAnswer* answer;
-    std::map<std::string, double> mean;
-    double weighted = 0;
-    bool passed = true, hard_failure = false;
-  };
-  const auto min_weighted =
-      pass_rule.contains("min_weighted_mean")
-          ? std::optional<double>(pass_rule["min_weighted_mean"].get<double>())
-          : std::nullopt;
-  const auto min_each = pass_rule.contains("min_each")
-                            ? std::optional<double>(pass_rule["min_each"].get<double>())
-                            : std::nullopt;
-  const auto judge_all = [&](std::map<int64_t, AnswerScores>& of_scorer) {
-    std::vector<Judged> out;
-    for (const SampledAnswer& answer : answers) {
-      auto found = of_scorer.find(answer.request_id);
-      if (found == of_scorer.end() || found->second.assigned.empty() ||
-          found->second.complete.size() < found->second.assigned.size())
-        continue;
-      Judged j{.answer = &answer};
-      double weights = 0;
-      for (const Criterion& c : criteria) {
-        std::vector<double> values;
-        for (const std::string& reviewer : found->second.complete)
-          values.push_back(static_cast<double>(found->second.by_criterion[c.id][reviewer]));
-        const double mean = Mean(values);
-        j.mean[c.id] = mean;
-        j.weighted += c.weight * mean;
-        weights += c.weight;
-        if (min_each && c.weight > 0 && mean < *min_each) j.passed = false;  // weighted ones
-        if (c.hard && mean < static_cast<double>(c.floor)) {
-          j.passed = false;
-          j.hard_failure = true;
-        }
+// The answers every reviewer of one scorer who was given them has scored: each one's mean per
+// criterion, weighted mean, and pass against the rubric's pass rule and hard floors.
+std::vector<Judged> JudgeScoredAnswers(const std::vector<SampledAnswer>& answers,
+                                       const std::map<int64_t, AnswerScores>& of_scorer,
+                                       const Rubric& rubric) {
+  const std::optional<double> min_weighted = rubric.min_weighted_mean, min_each = rubric.min_each;
+  std::vector<Judged> judged;
+  for (const SampledAnswer& answer : answers) {
+    auto found = of_scorer.find(answer.request_id);
+    if (found == of_scorer.end() || found->second.assigned.empty() ||
+        found->second.complete.size() < found->second.assigned.size())
+      continue;
+    const AnswerScores& scores = found->second;
+    Judged j{.answer = &answer};
+    double weights = 0;
+    for (const Criterion& c : rubric.criteria) {
+      std::vector<double> values;
+      for (const std::string& reviewer : scores.complete)
+        values.push_back(static_cast<double>(scores.by_criterion.at(c.id).at(reviewer)));
+      const double mean = Mean(values);
+      j.mean[c.id] = mean;
+      j.weighted += c.weight * mean;
+      weights += c.weight;
+      if (min_each && c.weight > 0 && mean < *min_each) j.passed = false;  // weighted ones
+      if (c.hard && mean < static_cast<double>(c.floor)) {
+        j.passed = false;
+        j.hard_failure = true;
       }
-      j.weighted = weights > 0 ? j.weighted / weights : 0;
-      if (min_weighted && j.weighted < *min_weighted) j.passed = false;
-      out.push_back(std::move(j));
     }
-    return out;
-  };
-  const std::vector<Judged> judged = judge_all(scores);
-  s.scored = static_cast<int64_t>(judged.size());
-  for (const Judged& j : judged)
-    s.answer_scores.push_back(j.weighted);
+    j.weighted = weights > 0 ? j.weighted / weights : 0;
+    if (min_weighted && j.weighted < *min_weighted) j.passed = false;
+    judged.push_back(std::move(j));
+  }
+  return judged;
+}
 
-  const auto group_of = [&](const std::vector<Judged>& of, const std::string& name,
-                            const auto& member) {
-    GroupScores g{.name = name};
-    std::vector<double> weighted;
-    std::map<std::string, std::vector<double>> by_criterion;
-    for (const Judged& j : of) {
-      if (!member(*j.answer)) continue;
-      ++g.answers;
-      weighted.push_back(j.weighted);
-      for (const auto& [criterion, mean] : j.mean)
-        by_criterion[criterion].push_back(mean);
-      g.passed += j.passed;
-      g.hard_floor_failures += j.hard_failure;
-    }
-    if (g.answers == 0) return g;
-    for (const auto& [criterion, values] : by_criterion) {
-      g.mean[criterion] = Mean(values);
-      if (auto ci = stats::MeanConfidenceInterval(values)) g.mean_ci[criterion] = *ci;
-    }
-    g.weighted_mean = Mean(weighted);
-    g.weighted_mean_ci = stats::MeanConfidenceInterval(weighted);
-    g.pass_rate_ci = stats::WilsonInterval(g.passed, g.answers);
-    return g;
-  };
-  const auto group = [&](const std::string& name, const auto& member) {
-    return group_of(judged, name, member);
-  };
-  // An LLM judge's scores: a separate, labelled scorer, never part of the verdict.
-  for (auto& [scorer, of_scorer] : by_scorer)
-    if (scorer != "reviewers")
-      s.judges.push_back(
-          group_of(judge_all(of_scorer), scorer, [](const SampledAnswer&) { return true; }));
-  s.groups.push_back(group("all", [](const SampledAnswer&) { return true; }));
-  for (const char* condition : {"at_rest", "under_load"})
-    s.groups.push_back(
-        group(condition, [&](const SampledAnswer& a) { return a.condition == condition; }));
+// The scores of the judged answers `member` accepts: means with intervals, and pass rate.
+GroupScores GroupOf(const std::vector<Judged>& judged, const std::string& name,
+                    const std::function<bool(const SampledAnswer&)>& member) {
+  GroupScores g{.name = name};
+  std::vector<double> weighted;
+  std::map<std::string, std::vector<double>> by_criterion;
+  for (const Judged& j : judged) {
+    if (!member(*j.answer)) continue;
+    ++g.answers;
+    weighted.push_back(j.weighted);
+    for (const auto& [criterion, mean] : j.mean)
+      by_criterion[criterion].push_back(mean);
+    g.passed += j.passed;
+    g.hard_floor_failures += j.hard_failure;
+  }
+  if (g.answers == 0) return g;
+  for (const auto& [criterion, values] : by_criterion) {
+    g.mean[criterion] = Mean(values);
+    if (auto ci = stats::MeanConfidenceInterval(values)) g.mean_ci[criterion] = *ci;
+  }
+  g.weighted_mean = Mean(weighted);
+  g.weighted_mean_ci = stats::MeanConfidenceInterval(weighted);
+  g.pass_rate_ci = stats::WilsonInterval(g.passed, g.answers);
+  return g;
+}
+
+// The groups of the reviewers' judged answers: all, each condition, each stage and each task
+// category (when the corpus can be read).
+std::vector<GroupScores> GroupsOf(const std::vector<Judged>& judged,
+                                  const manifest::Bundle* bundle) {
+  std::vector<GroupScores> groups;
+  groups.push_back(GroupOf(judged, "all", [](const SampledAnswer&) { return true; }));
+  for (const std::string condition : {"at_rest", "under_load"})
+    groups.push_back(GroupOf(judged, condition,
+                             [&](const SampledAnswer& a) { return a.condition == condition; }));
   std::set<std::string> stages, categories;
   for (const Judged& j : judged) {
     stages.insert(j.answer->stage);
@@ -290,56 +301,62 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
         categories.insert(t->category);
   }
   for (const std::string& stage : stages)
-    s.groups.push_back(
-        group("stage " + stage, [&](const SampledAnswer& a) { return a.stage == stage; }));
+    groups.push_back(GroupOf(judged, "stage " + stage,
+                             [&](const SampledAnswer& a) { return a.stage == stage; }));
   for (const std::string& category : categories)
-    s.groups.push_back(group("category " + category, [&](const SampledAnswer& a) {
+    groups.push_back(GroupOf(judged, "category " + category, [&](const SampledAnswer& a) {
       const manifest::Task* t = bundle->corpus->FindTask(a.task_id);
       return t && t->category == category;
     }));
+  return groups;
+}
 
-  // Agreement per criterion, over every answer two reviewers or more scored.
-  std::vector<std::string> names(reviewers.begin(), reviewers.end());
-  for (const Criterion& c : criteria) {
-    CriterionAgreement agreement{.criterion = c.id};
-    std::vector<std::vector<std::optional<int64_t>>> units;
-    std::vector<int64_t> first, second;
-    std::vector<int64_t> unit_requests;
-    for (const auto& [request, a] : scores) {
-      if (a.complete.size() < 2) continue;
-      std::vector<std::optional<int64_t>> unit;
-      for (const std::string& reviewer : names)
-        unit.push_back(a.complete.contains(reviewer)
-                           ? std::optional<int64_t>(a.by_criterion.at(c.id).at(reviewer))
-                           : std::nullopt);
-      if (names.size() == 2) {
-        first.push_back(*unit[0]);
-        second.push_back(*unit[1]);
-      }
-      units.push_back(std::move(unit));
-      unit_requests.push_back(request);
+// Agreement between the reviewers (`names`, in order) on one criterion, over every answer two of
+// them or more scored; each answer whose ratings are more than one level apart goes to
+// `adjudication` (without its task).
+CriterionAgreement AgreementOn(const Criterion& c, const std::map<int64_t, AnswerScores>& scores,
+                               const std::vector<std::string>& names,
+                               std::vector<Adjudication>& adjudication) {
+  CriterionAgreement agreement{.criterion = c.id};
+  std::vector<std::vector<std::optional<int64_t>>> units;
+  std::vector<int64_t> first, second;
+  std::vector<int64_t> unit_requests;
+  for (const auto& [request, a] : scores) {
+    if (a.complete.size() < 2) continue;
+    std::vector<std::optional<int64_t>> unit;
+    for (const std::string& reviewer : names)
+      unit.push_back(a.complete.contains(reviewer)
+                         ? std::optional<int64_t>(a.by_criterion.at(c.id).at(reviewer))
+                         : std::nullopt);
+    if (names.size() == 2) {
+      first.push_back(*unit[0]);
+      second.push_back(*unit[1]);
     }
-    agreement.units = static_cast<int64_t>(units.size());
-    std::set<int64_t> given;
-    for (const auto& unit : units)
-      for (const std::optional<int64_t>& rating : unit)
-        if (rating) given.insert(*rating);
-    agreement.all_same = given.size() == 1;
-    if (names.size() == 2) agreement.kappa = stats::WeightedKappaQuadratic(first, second, c.levels);
-    agreement.alpha_ordinal = stats::KrippendorffAlpha(units, stats::AlphaMetric::kOrdinal);
-    agreement.alpha_interval = stats::KrippendorffAlpha(units, stats::AlphaMetric::kInterval);
-    for (const stats::Disagreement& d : stats::WideDisagreements(units, 1)) {
-      Adjudication item{.request_id = unit_requests[d.unit], .criterion = c.id};
-      for (const SampledAnswer& a : answers)
-        if (a.request_id == item.request_id) item.task_id = a.task_id;
-      for (size_t r = 0; r < names.size(); ++r)
-        if (units[d.unit][r]) item.ratings[names[r]] = *units[d.unit][r];
-      s.adjudication.push_back(std::move(item));
-    }
-    s.agreement.push_back(std::move(agreement));
+    units.push_back(std::move(unit));
+    unit_requests.push_back(request);
   }
+  agreement.units = static_cast<int64_t>(units.size());
+  std::set<int64_t> given;
+  for (const auto& unit : units)
+    for (const std::optional<int64_t>& rating : unit)
+      if (rating) given.insert(*rating);
+  agreement.all_same = given.size() == 1;
+  if (names.size() == 2) agreement.kappa = stats::WeightedKappaQuadratic(first, second, c.levels);
+  agreement.alpha_ordinal = stats::KrippendorffAlpha(units, stats::AlphaMetric::kOrdinal);
+  agreement.alpha_interval = stats::KrippendorffAlpha(units, stats::AlphaMetric::kInterval);
+  for (const stats::Disagreement& d : stats::WideDisagreements(units, 1)) {
+    Adjudication item{.request_id = unit_requests[d.unit], .criterion = c.id};
+    for (size_t r = 0; r < names.size(); ++r)
+      if (units[d.unit][r]) item.ratings[names[r]] = *units[d.unit][r];
+    adjudication.push_back(std::move(item));
+  }
+  return agreement;
+}
 
-  // Reviewer effort.
+// Each independent reviewer's recorded time on their items, then everyone's as "all".
+std::vector<ReviewerEffort> EffortOf(
+    const std::map<std::string, std::vector<double>>& seconds_by_reviewer) {
+  std::vector<ReviewerEffort> effort;
   std::vector<double> everyone;
   for (const auto& [reviewer, seconds] : seconds_by_reviewer) {
     ReviewerEffort e{.reviewer = reviewer, .items = static_cast<int64_t>(seconds.size())};
@@ -347,20 +364,44 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
       e.total_s += v;
     e.median_s = Median(seconds);
     everyone.insert(everyone.end(), seconds.begin(), seconds.end());
-    s.effort.push_back(e);
+    effort.push_back(e);
   }
   ReviewerEffort all{.reviewer = "all", .items = static_cast<int64_t>(everyone.size())};
   for (double v : everyone)
     all.total_s += v;
   all.median_s = Median(everyone);
-  s.effort.push_back(all);
+  effort.push_back(all);
+  return effort;
+}
 
-  // The verdict against the scenario's thresholds.
-  const int64_t min_scored = quality.value("min_scored_answers", int64_t{30});
+// What fails the scenario's thresholds in one condition's group.
+std::vector<std::string> ThresholdFailures(const Thresholds& t, const GroupScores& g) {
+  std::vector<std::string> failures;
+  const std::string where = g.name == "at_rest" ? "at rest" : "under load";
+  if (t.min_mean && g.weighted_mean && *g.weighted_mean < *t.min_mean)
+    failures.push_back(where + ": mean score " + Number(*g.weighted_mean) + " < " +
+                       Number(*t.min_mean));
+  if (t.min_pass_rate && g.pass_rate() && *g.pass_rate() < *t.min_pass_rate)
+    failures.push_back(where + ": pass rate " + Number(*g.pass_rate()) + " < " +
+                       Number(*t.min_pass_rate));
+  for (const auto& [criterion, floor] : t.criterion_floors)
+    if (g.mean.contains(criterion) && g.mean.at(criterion) < floor)
+      failures.push_back(where + ": " + criterion + " mean " + Number(g.mean.at(criterion)) +
+                         " < " + Number(floor));
+  if (g.hard_floor_failures > 0)
+    failures.push_back(where + ": " + std::to_string(g.hard_floor_failures) +
+                       " answers below the floor of a hard criterion");
+  return failures;
+}
+
+// The verdict against the scenario's thresholds: "fail" on any failure, else "pending" while too
+// few answers are scored or an agreement cannot be computed, else "pass"; with the reasons.
+void DecideVerdict(const Thresholds& t, QualitySummary& s) {
+  const int64_t min_scored = t.min_scored;
   if (s.scored < min_scored)
     s.reasons.push_back(std::to_string(s.scored) + " answers are fully scored; at least " +
                         std::to_string(min_scored) + " are needed");
-  const double min_agreement = quality.value("min_agreement", 0.6);
+  const double min_agreement = t.min_agreement;
   bool pending = s.scored < min_scored;
   std::vector<std::string> failures;
   for (const CriterionAgreement& a : s.agreement) {
@@ -382,26 +423,59 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   for (const GroupScores& g : s.groups) {
     if (g.name != "at_rest" && g.name != "under_load") continue;
     if (g.answers == 0) continue;
-    const std::string where = g.name == "at_rest" ? "at rest" : "under load";
-    if (quality.contains("min_mean") && g.weighted_mean &&
-        *g.weighted_mean < quality["min_mean"].get<double>())
-      failures.push_back(where + ": mean score " + Number(*g.weighted_mean) + " < " +
-                         Number(quality["min_mean"].get<double>()));
-    if (quality.contains("min_pass_rate") && g.pass_rate() &&
-        *g.pass_rate() < quality["min_pass_rate"].get<double>())
-      failures.push_back(where + ": pass rate " + Number(*g.pass_rate()) + " < " +
-                         Number(quality["min_pass_rate"].get<double>()));
-    if (quality.contains("criterion_floors"))
-      for (const auto& [criterion, floor] : quality["criterion_floors"].items())
-        if (g.mean.contains(criterion) && g.mean.at(criterion) < floor.get<double>())
-          failures.push_back(where + ": " + criterion + " mean " + Number(g.mean.at(criterion)) +
-                             " < " + Number(floor.get<double>()));
-    if (g.hard_floor_failures > 0)
-      failures.push_back(where + ": " + std::to_string(g.hard_floor_failures) +
-                         " answers below the floor of a hard criterion");
+    for (std::string& failure : ThresholdFailures(t, g))
+      failures.push_back(std::move(failure));
   }
   s.reasons.insert(s.reasons.end(), failures.begin(), failures.end());
   s.verdict = !failures.empty() ? "fail" : pending ? "pending" : "pass";
+}
+
+}  // namespace
+
+Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInfo& run,
+                                        const manifest::Bundle* bundle) {
+  QualitySummary s;
+  Result<std::vector<SampledAnswer>> answers = ReadAnswers(store, run.id);
+  if (!answers.ok()) return answers.status();
+  s.sampled = static_cast<int64_t>(answers->size());
+  if (bundle && bundle->corpus)
+    s.automated = RunAutomatedChecks(*answers, *bundle);
+  else
+    s.notes.push_back("automated checks not run: the run's scenario and corpus could not be read");
+
+  Result<Rubric> rubric = ReadRubric(store, run.id);
+  if (!rubric.ok()) return rubric.status();
+  if (rubric->criteria.empty()) {
+    s.verdict = "pending";
+    s.reasons.push_back("no answers have been exported for review yet (stagegate export " + run.id +
+                        ")");
+    return s;
+  }
+
+  Result<Scores> scores = ReadScores(store, run.id, rubric->criteria);
+  if (!scores.ok()) return scores.status();
+  const std::map<int64_t, AnswerScores>& reviewed = scores->by_scorer[store::kReviewersScorer];
+  s.assigned = static_cast<int64_t>(reviewed.size());
+  s.reviewers = static_cast<int64_t>(scores->reviewers.size());
+  const std::vector<Judged> judged = JudgeScoredAnswers(*answers, reviewed, *rubric);
+  s.scored = static_cast<int64_t>(judged.size());
+  for (const Judged& j : judged)
+    s.answer_scores.push_back(j.weighted);
+  // An LLM judge's scores: a separate, labelled scorer, never part of the verdict.
+  for (const auto& [scorer, of_scorer] : scores->by_scorer)
+    if (scorer != store::kReviewersScorer)
+      s.judges.push_back(GroupOf(JudgeScoredAnswers(*answers, of_scorer, *rubric), scorer,
+                                 [](const SampledAnswer&) { return true; }));
+  s.groups = GroupsOf(judged, bundle);
+
+  const std::vector<std::string> names(scores->reviewers.begin(), scores->reviewers.end());
+  for (const Criterion& c : rubric->criteria)
+    s.agreement.push_back(AgreementOn(c, reviewed, names, s.adjudication));
+  for (Adjudication& item : s.adjudication)
+    for (const SampledAnswer& a : *answers)
+      if (a.request_id == item.request_id) item.task_id = a.task_id;
+  s.effort = EffortOf(scores->seconds_by_reviewer);
+  DecideVerdict(ReadThresholds(run.scenario_json), s);
   return s;
 }
 

@@ -8,7 +8,6 @@
 #include "base/files.h"
 #include "base/strings.h"
 #include "review/reviewer_page.h"
-#include "store/sqlite.h"
 
 namespace stagegate::review {
 namespace {
@@ -26,6 +25,159 @@ std::string Dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// Refuses what no export can be made of, before the store is read.
+Status CheckOptions(const manifest::Bundle& bundle, const ExportOptions& options) {
+  if (!bundle.corpus || !bundle.rubric)
+    return Status::InvalidInput(
+        "the run's scenario names no corpus or no rubric: nothing to review");
+  if (options.reviewers < 1 || options.per_item < 1 || options.per_item > options.reviewers)
+    return Status::InvalidInput("--per-item must be between 1 and --reviewers (" +
+                                std::to_string(options.reviewers) + ")");
+  return Status::Ok();
+}
+
+// Refuses to export a run's sampled answers when there are none, too few for the calibration
+// asked for, or one of a task the corpus no longer has.
+Status CheckAnswers(const store::RunInfo& run, const manifest::Corpus& corpus,
+                    const ExportOptions& options,
+                    const std::vector<store::SampledAnswer>& answers) {
+  if (answers.empty())
+    return Status::InvalidInput("run " + run.id + " has no answers sampled for review");
+  if (options.calibration < 0 || static_cast<size_t>(options.calibration) > answers.size())
+    return Status::InvalidInput("--calibration must be between 0 and the " +
+                                std::to_string(answers.size()) + " answers sampled");
+  for (const store::SampledAnswer& a : answers)
+    if (!corpus.FindTask(a.task_id))
+      return Status::InvalidInput("answer " + std::to_string(a.request_id) + " is for task '" +
+                                  a.task_id + "', which the corpus no longer has");
+  return Status::Ok();
+}
+
+// The assigned items, each with a random id: for the store (the only map from an item to its
+// answer), and as each reviewer's packet shows them.
+struct Items {
+  std::vector<store::ReviewItem> stored;
+  std::vector<json> by_reviewer;  // [{item, conversation, answer, reference}] a reviewer
+};
+
+// What the packets of one export hold besides the instructions.
+struct Packets {
+  std::string export_id;
+  const json& rubric;
+  const std::vector<json>& by_reviewer;  // each reviewer's items, in the order they see them
+};
+
+Items MakeItems(const std::vector<store::SampledAnswer>& answers,
+                const std::vector<Assignment>& assignments, const manifest::Corpus& corpus,
+                const ExportOptions& options, std::random_device& device) {
+  Items items{.by_reviewer =
+                  std::vector<json>(static_cast<size_t>(options.reviewers), json::array())};
+  for (const Assignment& a : assignments) {
+    const store::SampledAnswer& answer = answers[a.answer];
+    const manifest::Task& task = *corpus.FindTask(answer.task_id);
+    const std::string item_id = "i-" + RandomId(device, 12);
+    items.stored.push_back({.item_id = item_id,
+                            .request_id = answer.request_id,
+                            .reviewer = ReviewerName(a.reviewer),
+                            .calibration = a.calibration});
+    json item = {
+        {"item", item_id}, {"conversation", Conversation(task)}, {"answer", answer.answer_text}};
+    item["reference"] =
+        options.with_reference && !task.reference.empty() ? json(task.reference) : json(nullptr);
+    items.by_reviewer[static_cast<size_t>(a.reviewer)].push_back(std::move(item));
+  }
+  return items;
+}
+
+// The JSON Lines packet: a header, then one line an item with its scores to fill in; the
+// filled-in file is what `import` reads, as it reads the page's download.
+std::string ScoresJsonLines(const std::string& export_id, const std::string& reviewer,
+                            const json& rubric, const json& items) {
+  std::string jsonl = Dump({{"format", "stagegate-scores"},
+                            {"version", 1},
+                            {"export_id", export_id},
+                            {"reviewer", reviewer},
+                            {"instructions", kInstructions},
+                            {"rubric", rubric}}) +
+                      "\n";
+  for (const json& item : items) {
+    json line = {{"item", item["item"]},
+                 {"conversation", item["conversation"]},
+                 {"answer", item["answer"]},
+                 {"reference", item["reference"]}};
+    json scores = json::object();
+    for (const json& c : rubric["criteria"])
+      scores[c["id"].get<std::string>()] = nullptr;
+    line["scores"] = scores;
+    line["seconds"] = nullptr;
+    jsonl += Dump(line) + "\n";
+  }
+  return jsonl;
+}
+
+// The CSV packet: one row an item, with a column for each criterion and the seconds to fill in.
+std::string ScoresCsv(const std::string& export_id, const std::string& reviewer, const json& rubric,
+                      const json& items) {
+  std::string csv = "export_id,reviewer,item,conversation,answer,reference";
+  for (const json& c : rubric["criteria"])
+    csv += "," + CsvField(c["id"].get<std::string>());
+  csv += ",seconds\n";
+  for (const json& item : items) {
+    csv += CsvField(export_id) + "," + CsvField(reviewer) + "," +
+           CsvField(item["item"].get<std::string>()) + "," +
+           CsvField(ConversationText(item["conversation"])) + "," +
+           CsvField(item["answer"].get<std::string>()) + "," +
+           CsvField(item["reference"].is_string() ? item["reference"].get<std::string>() : "");
+    for (size_t c = 0; c < rubric["criteria"].size(); ++c)
+      csv += ",";
+    csv += ",\n";
+  }
+  return csv;
+}
+
+// Writes each reviewer's packet as reviewer-rN.html, .jsonl and .csv, and README.txt, into
+// out_dir; returns the names written.
+Result<std::vector<std::string>> WritePackets(const std::string& run_id,
+                                              const ExportOptions& options,
+                                              const Packets& packets) {
+  std::error_code error;
+  std::filesystem::create_directories(options.out_dir, error);
+  if (error) return Status::IoError("cannot create " + options.out_dir + ": " + error.message());
+  std::vector<std::string> files;
+  std::vector<std::string> readme = {
+      "Answers for blinded review, export " + packets.export_id + ".",
+      "",
+      "Give each reviewer their own files, and nothing else from this folder:",
+  };
+  for (int r = 0; r < options.reviewers; ++r) {
+    const std::string name = ReviewerName(r);
+    const json& mine = packets.by_reviewer[static_cast<size_t>(r)];
+    const json packet = {{"format", "stagegate-packet"},
+                         {"version", 1},
+                         {"export_id", packets.export_id},
+                         {"reviewer", name},
+                         {"instructions", kInstructions},
+                         {"rubric", packets.rubric},
+                         {"items", mine}};
+    const std::string base = "reviewer-" + name;
+    for (const auto& [suffix, text] :
+         {std::pair<std::string, std::string>{".html", ReviewerPageHtml(packet)},
+          {".jsonl", ScoresJsonLines(packets.export_id, name, packets.rubric, mine)},
+          {".csv", ScoresCsv(packets.export_id, name, packets.rubric, mine)}}) {
+      SG_RETURN_IF_ERROR(WriteFileAtomically(options.out_dir + "/" + base + suffix, text));
+      files.push_back(base + suffix);
+    }
+    readme.push_back("  " + name + ": " + base + ".html (score in a browser, then download), or " +
+                     base + ".csv / " + base + ".jsonl (fill in the score columns) - " +
+                     std::to_string(mine.size()) + " items");
+  }
+  readme.insert(readme.end(), {"", "Bring back what each reviewer returns and load it with:",
+                               "  stagegate import " + run_id + " FILE...", ""});
+  SG_RETURN_IF_ERROR(WriteFileAtomically(options.out_dir + "/README.txt", Join(readme, "\n")));
+  files.push_back("README.txt");
+  return files;
+}
+
 }  // namespace
 
 std::string RandomId(std::random_device& device, size_t length) {
@@ -34,20 +186,6 @@ std::string RandomId(std::random_device& device, size_t length) {
   for (size_t i = 0; i < length; ++i)
     id += kAlphabet[device() % (sizeof kAlphabet - 1)];
   return id;
-}
-
-Result<std::vector<SampledAnswer>> SampledAnswers(store::Database& db, const std::string& run_id) {
-  Result<store::Statement> query = store::Statement::Prepare(
-      db,
-      "SELECT a.request_id, r.task_id, r.answer_text FROM answers a "
-      "JOIN requests r ON r.id = a.request_id WHERE a.run_id = ? ORDER BY a.request_id");
-  if (!query.ok()) return query.status();
-  query->Bind(1, run_id);
-  std::vector<SampledAnswer> answers;
-  while (query->Step())
-    answers.push_back({query->Int(0), query->Text(1), query->Text(2)});
-  SG_RETURN_IF_ERROR(query->status());
-  return answers;
 }
 
 json Conversation(const manifest::Task& task) {
@@ -69,20 +207,20 @@ std::string ConversationText(const json& turns) {
   return Join(parts, "\n\n");
 }
 
-Status StoreExport(store::Database& db, const std::string& export_id, const std::string& run_id,
-                   const ExportOptions& options, const json& rubric, const std::string& scorer) {
-  Result<store::Statement> add = store::Statement::Prepare(
-      db,
-      "INSERT INTO exports (export_id, run_id, created_unix_ms, reviewers, per_item, calibration, "
-      "rubric_json, scorer) VALUES (?,?,?,?,?,?,?,?)");
-  if (!add.ok()) return add.status();
+store::ExportInfo NewExport(const std::string& export_id, const std::string& run_id,
+                            const ExportOptions& options, const json& rubric,
+                            const std::string& scorer) {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
-  add->Bind(1, export_id).Bind(2, run_id).Bind(3, now_ms);
-  add->Bind(4, int64_t{options.reviewers}).Bind(5, int64_t{options.per_item});
-  add->Bind(6, int64_t{options.calibration}).Bind(7, Dump(rubric)).Bind(8, scorer);
-  return add->Run();
+  return {.export_id = export_id,
+          .run_id = run_id,
+          .created_unix_ms = now_ms,
+          .reviewers = options.reviewers,
+          .per_item = options.per_item,
+          .calibration = options.calibration,
+          .rubric_json = Dump(rubric),
+          .scorer = scorer};
 }
 
 std::string ReviewerName(int reviewer) {
@@ -143,129 +281,31 @@ json RubricJson(const manifest::Rubric& rubric) {
 
 Result<ExportResult> ExportForReview(store::Store& store, const store::RunInfo& run,
                                      const manifest::Bundle& bundle, const ExportOptions& options) {
-  if (!bundle.corpus || !bundle.rubric)
-    return Status::InvalidInput(
-        "the run's scenario names no corpus or no rubric: nothing to review");
-  if (options.reviewers < 1 || options.per_item < 1 || options.per_item > options.reviewers)
-    return Status::InvalidInput("--per-item must be between 1 and --reviewers (" +
-                                std::to_string(options.reviewers) + ")");
-  store::Database& db = store.database();
-  Result<std::vector<SampledAnswer>> answers = SampledAnswers(db, run.id);
+  SG_RETURN_IF_ERROR(CheckOptions(bundle, options));
+  Result<std::vector<store::SampledAnswer>> answers = store.ListSampledAnswers(run.id);
   if (!answers.ok()) return answers.status();
-  if (answers->empty())
-    return Status::InvalidInput("run " + run.id + " has no answers sampled for review");
-  if (options.calibration < 0 || static_cast<size_t>(options.calibration) > answers->size())
-    return Status::InvalidInput("--calibration must be between 0 and the " +
-                                std::to_string(answers->size()) + " answers sampled");
-  for (const SampledAnswer& a : *answers)
-    if (!bundle.corpus->FindTask(a.task_id))
-      return Status::InvalidInput("answer " + std::to_string(a.request_id) + " is for task '" +
-                                  a.task_id + "', which the corpus no longer has");
+  SG_RETURN_IF_ERROR(CheckAnswers(run, *bundle.corpus, options, *answers));
 
   std::random_device device;
   std::mt19937_64 random((static_cast<uint64_t>(device()) << 32) | device());
   const std::vector<Assignment> assignments = AssignReviewers(
       answers->size(), options.reviewers, options.per_item, options.calibration, random);
   ExportResult result{.export_id = "x-" + RandomId(device, 10),
-                      .answers = static_cast<int64_t>(answers->size()),
-                      .items_per_reviewer = std::vector<int64_t>(options.reviewers, 0)};
+                      .answers = static_cast<int64_t>(answers->size())};
   const json rubric = RubricJson(*bundle.rubric);
-
-  store::Transaction transaction(db);
-  SG_RETURN_IF_ERROR(transaction.begin_status());
-  SG_RETURN_IF_ERROR(StoreExport(db, result.export_id, run.id, options, rubric, "reviewers"));
-  Result<store::Statement> add_item = store::Statement::Prepare(
-      db,
-      "INSERT INTO review_items (item_id, export_id, run_id, request_id, reviewer, calibration) "
-      "VALUES (?,?,?,?,?,?)");
-  if (!add_item.ok()) return add_item.status();
-
-  std::vector<json> items(static_cast<size_t>(options.reviewers), json::array());
-  for (const Assignment& a : assignments) {
-    const SampledAnswer& answer = (*answers)[a.answer];
-    const manifest::Task& task = *bundle.corpus->FindTask(answer.task_id);
-    const std::string item_id = "i-" + RandomId(device, 12);
-    add_item->Reset();
-    add_item->Bind(1, item_id).Bind(2, result.export_id).Bind(3, run.id);
-    add_item->Bind(4, answer.request_id).Bind(5, ReviewerName(a.reviewer));
-    add_item->Bind(6, int64_t{a.calibration});
-    SG_RETURN_IF_ERROR(add_item->Run());
-    json item = {{"item", item_id}, {"conversation", Conversation(task)}, {"answer", answer.text}};
-    item["reference"] =
-        options.with_reference && !task.reference.empty() ? json(task.reference) : json(nullptr);
-    items[static_cast<size_t>(a.reviewer)].push_back(std::move(item));
-    ++result.items_per_reviewer[static_cast<size_t>(a.reviewer)];
+  Items items = MakeItems(*answers, assignments, *bundle.corpus, options, device);
+  for (json& mine : items.by_reviewer) {
+    std::shuffle(mine.begin(), mine.end(), random);  // each reviewer in an order of their own
+    result.items_per_reviewer.push_back(static_cast<int64_t>(mine.size()));
   }
 
-  std::error_code error;
-  std::filesystem::create_directories(options.out_dir, error);
-  if (error) return Status::IoError("cannot create " + options.out_dir + ": " + error.message());
-  std::vector<std::string> readme = {
-      "Answers for blinded review, export " + result.export_id + ".",
-      "",
-      "Give each reviewer their own files, and nothing else from this folder:",
-  };
-  for (int r = 0; r < options.reviewers; ++r) {
-    const std::string name = ReviewerName(r);
-    json& mine = items[static_cast<size_t>(r)];
-    std::shuffle(mine.begin(), mine.end(), random);
-    const json packet = {{"format", "stagegate-packet"},
-                         {"version", 1},
-                         {"export_id", result.export_id},
-                         {"reviewer", name},
-                         {"instructions", kInstructions},
-                         {"rubric", rubric},
-                         {"items", mine}};
-    // The JSON Lines packet: a header, then one line an item with its scores to fill in; the
-    // filled-in file is what `import` reads, as it reads the page's download.
-    std::string jsonl = Dump({{"format", "stagegate-scores"},
-                              {"version", 1},
-                              {"export_id", result.export_id},
-                              {"reviewer", name},
-                              {"instructions", kInstructions},
-                              {"rubric", rubric}}) +
-                        "\n";
-    std::string csv = "export_id,reviewer,item,conversation,answer,reference";
-    for (const json& c : rubric["criteria"])
-      csv += "," + CsvField(c["id"].get<std::string>());
-    csv += ",seconds\n";
-    for (const json& item : mine) {
-      json line = {{"item", item["item"]},
-                   {"conversation", item["conversation"]},
-                   {"answer", item["answer"]},
-                   {"reference", item["reference"]}};
-      json scores = json::object();
-      for (const json& c : rubric["criteria"])
-        scores[c["id"].get<std::string>()] = nullptr;
-      line["scores"] = scores;
-      line["seconds"] = nullptr;
-      jsonl += Dump(line) + "\n";
-      csv += CsvField(result.export_id) + "," + CsvField(name) + "," +
-             CsvField(item["item"].get<std::string>()) + "," +
-             CsvField(ConversationText(item["conversation"])) + "," +
-             CsvField(item["answer"].get<std::string>()) + "," +
-             CsvField(item["reference"].is_string() ? item["reference"].get<std::string>() : "");
-      for (size_t c = 0; c < rubric["criteria"].size(); ++c)
-        csv += ",";
-      csv += ",\n";
-    }
-    const std::string base = "reviewer-" + name;
-    for (const auto& [suffix, text] :
-         {std::pair<std::string, std::string>{".html", ReviewerPageHtml(packet)},
-          {".jsonl", jsonl},
-          {".csv", csv}}) {
-      SG_RETURN_IF_ERROR(WriteFileAtomically(options.out_dir + "/" + base + suffix, text));
-      result.files.push_back(base + suffix);
-    }
-    readme.push_back("  " + name + ": " + base + ".html (score in a browser, then download), or " +
-                     base + ".csv / " + base + ".jsonl (fill in the score columns) - " +
-                     std::to_string(mine.size()) + " items");
-  }
-  readme.insert(readme.end(), {"", "Bring back what each reviewer returns and load it with:",
-                               "  stagegate import " + run.id + " FILE...", ""});
-  SG_RETURN_IF_ERROR(WriteFileAtomically(options.out_dir + "/README.txt", Join(readme, "\n")));
-  result.files.push_back("README.txt");
-  SG_RETURN_IF_ERROR(transaction.Commit());
+  Result<std::vector<std::string>> files = WritePackets(
+      run.id, options,
+      {.export_id = result.export_id, .rubric = rubric, .by_reviewer = items.by_reviewer});
+  if (!files.ok()) return files.status();
+  result.files = std::move(*files);
+  SG_RETURN_IF_ERROR(store.AddExport(
+      NewExport(result.export_id, run.id, options, rubric, store::kReviewersScorer), items.stored));
   return result;
 }
 

@@ -9,20 +9,10 @@
 
 #include "base/status.h"
 #include "manifest/bundle.h"
-#include "store/sqlite.h"
+#include "store/review_data.h"
 #include "store/store.h"
 
 namespace stagegate::review {
-
-/// An answer sampled for review (the `answers` table), with its task and text.
-struct SampledAnswer {
-  int64_t request_id = 0;
-  std::string task_id;
-  std::string text;
-};
-
-/// A run's sampled answers, in request order.
-Result<std::vector<SampledAnswer>> SampledAnswers(store::Database& db, const std::string& run_id);
 
 /// A task's conversation as [{"role", "content"}, ...]: its prompt as one user turn, or its
 /// messages.
@@ -68,11 +58,11 @@ struct ExportResult {
   std::vector<std::string> files;  // written, relative to out_dir
 };
 
-/// Records an export in the store: its rubric, its assignment counts and who scores it
-/// ("reviewers", or "judge:<model>" for an LLM judge, whose scores are kept apart).
-Status StoreExport(store::Database& db, const std::string& export_id, const std::string& run_id,
-                   const ExportOptions& options, const nlohmann::json& rubric,
-                   const std::string& scorer);
+/// An export as the store keeps it, created now: its rubric, its assignment counts and who
+/// scores it ("reviewers", or "judge:<model>" for an LLM judge, whose scores are kept apart).
+store::ExportInfo NewExport(const std::string& export_id, const std::string& run_id,
+                            const ExportOptions& options, const nlohmann::json& rubric,
+                            const std::string& scorer);
 
 /// Exports a run's sampled answers for blinded review: assigns them, writes one packet per
 /// reviewer into out_dir (reviewer-rN.html, .jsonl and .csv) and README.txt, and stores the
@@ -80,7 +70,8 @@ Status StoreExport(store::Database& db, const std::string& export_id, const std:
 /// each item's conversation, the answer, the reference when asked for, and the rubric: nothing
 /// that tells stage, phase, load, latency, model, persona, run or time. Item ids are random; each
 /// reviewer's order is shuffled. `bundle` must be the run's scenario, with the corpus and rubric
-/// it ran with.
+/// it ran with. The store is written last, in one transaction, once every file is: on error it
+/// is left as it was.
 Result<ExportResult> ExportForReview(store::Store& store, const store::RunInfo& run,
                                      const manifest::Bundle& bundle, const ExportOptions& options);
 

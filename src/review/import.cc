@@ -11,7 +11,7 @@
 
 #include "base/files.h"
 #include "base/strings.h"
-#include "store/sqlite.h"
+#include "store/review_data.h"
 
 namespace stagegate::review {
 namespace {
@@ -268,104 +268,88 @@ class Reader {
   std::map<std::string, std::string> seen_;  // item -> where it was first scored
 };
 
+// The run's exports to reviewers (an LLM judge's are not theirs to import into), by id, with
+// their rubrics' criteria and scales.
+Result<std::map<std::string, Export>> ReviewerExports(store::Store& store,
+                                                      const std::string& run_id) {
+  Result<std::vector<store::ExportInfo>> stored = store.ListExports(run_id);
+  if (!stored.ok()) return stored.status();
+  std::map<std::string, Export> exports;
+  for (const store::ExportInfo& info : *stored) {
+    if (info.scorer != store::kReviewersScorer) continue;
+    Export x{.id = info.export_id, .rubric = json::parse(info.rubric_json, nullptr, false)};
+    if (x.rubric.is_object())
+      for (const json& c : x.rubric["criteria"]) {
+        const std::string id = c["id"].get<std::string>();
+        x.criteria.push_back(id);
+        for (const json& l : c["levels"])
+          x.levels[id].push_back(l["level"].get<int64_t>());
+      }
+    exports.emplace(x.id, std::move(x));
+  }
+  return exports;
+}
+
 }  // namespace
 
 Result<ImportResult> ImportScores(store::Store& store, const std::string& run_id,
                                   const std::vector<std::string>& files,
                                   const ImportOptions& options) {
-  store::Database& db = store.database();
-  std::map<std::string, Export> exports;
-  {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db, "SELECT export_id, rubric_json FROM exports WHERE run_id = ? AND scorer = 'reviewers'");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run_id);
-    while (q->Step()) {
-      Export x{.id = q->Text(0), .rubric = json::parse(q->Text(1), nullptr, false)};
-      if (x.rubric.is_object())
-        for (const json& c : x.rubric["criteria"]) {
-          const std::string id = c["id"].get<std::string>();
-          x.criteria.push_back(id);
-          for (const json& l : c["levels"])
-            x.levels[id].push_back(l["level"].get<int64_t>());
-        }
-      exports.emplace(x.id, std::move(x));
-    }
-    SG_RETURN_IF_ERROR(q->status());
-  }
-  if (exports.empty())
+  Result<std::map<std::string, Export>> exports = ReviewerExports(store, run_id);
+  if (!exports.ok()) return exports.status();
+  if (exports->empty())
     return Status::InvalidInput("run " + run_id + " has no export: run `stagegate export " +
                                 run_id + "` first");
+  Result<std::vector<store::ReviewItem>> stored_items = store.ListReviewItems(run_id);
+  if (!stored_items.ok()) return stored_items.status();
   std::map<std::string, Item> items;
-  {
-    Result<store::Statement> q = store::Statement::Prepare(
-        db, "SELECT item_id, export_id, reviewer FROM review_items WHERE run_id = ?");
-    if (!q.ok()) return q.status();
-    q->Bind(1, run_id);
-    while (q->Step())
-      items.emplace(q->Text(0), Item{q->Text(1), q->Text(2)});
-    SG_RETURN_IF_ERROR(q->status());
-  }
+  for (const store::ReviewItem& item : *stored_items)
+    items.emplace(item.item_id, Item{item.export_id, item.reviewer});
 
-  Reader reader(exports, items);
+  Reader reader(*exports, items);
   for (const std::string& file : files)
     reader.Read(file);
   ImportResult result;
   result.errors = std::move(reader.errors);
 
   // What is stored already: same value, nothing to do; a different one needs --replace.
-  Result<store::Statement> stored = store::Statement::Prepare(
-      db, "SELECT value FROM scores WHERE item_id = ? AND reviewer = ? AND criterion = ?");
-  if (!stored.ok()) return stored.status();
-  struct Write {
-    const Scored* scored;
-    std::string criterion;
-    int64_t value;
-  };
-  std::vector<Write> writes;
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  std::vector<store::Score> writes;
   for (const Scored& s : reader.scored) {
     ++result.items;
     for (const auto& [criterion, value] : s.scores) {
-      stored->Reset();
-      stored->Bind(1, s.item).Bind(2, s.reviewer).Bind(3, criterion);
-      if (!stored->Step()) {
-        SG_RETURN_IF_ERROR(stored->status());
+      Result<std::optional<int64_t>> stored = store.FindScore(s.item, s.reviewer, criterion);
+      if (!stored.ok()) return stored.status();
+      if (!stored->has_value()) {
         ++result.added;
-        writes.push_back({&s, criterion, value});
-      } else if (stored->Int(0) == value) {
+      } else if (**stored == value) {
         ++result.unchanged;
+        continue;
       } else if (options.replace) {
         ++result.replaced;
-        writes.push_back({&s, criterion, value});
       } else {
         result.errors.push_back(s.where + ": item '" + s.item + "', " + criterion +
-                                ": the store has " + std::to_string(stored->Int(0)) +
+                                ": the store has " + std::to_string(**stored) +
                                 " from an earlier import; give --replace to change it to " +
                                 std::to_string(value));
+        continue;
       }
+      writes.push_back({.item_id = s.item,
+                        .reviewer = s.reviewer,
+                        .criterion = criterion,
+                        .value = value,
+                        .seconds = s.seconds,
+                        .source = "reviewer",
+                        .imported_unix_ms = now_ms});
     }
   }
   if (!result.errors.empty()) {
     result.added = result.unchanged = result.replaced = 0;
     return result;
   }
-  store::Transaction transaction(db);
-  SG_RETURN_IF_ERROR(transaction.begin_status());
-  Result<store::Statement> insert = store::Statement::Prepare(
-      db,
-      "INSERT OR REPLACE INTO scores (item_id, reviewer, criterion, value, seconds, source, "
-      "imported_unix_ms) VALUES (?,?,?,?,?,'reviewer',?)");
-  if (!insert.ok()) return insert.status();
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-  for (const Write& w : writes) {
-    insert->Reset();
-    insert->Bind(1, w.scored->item).Bind(2, w.scored->reviewer).Bind(3, w.criterion);
-    insert->Bind(4, w.value).Bind(5, w.scored->seconds).Bind(6, now_ms);
-    SG_RETURN_IF_ERROR(insert->Run());
-  }
-  SG_RETURN_IF_ERROR(transaction.Commit());
+  SG_RETURN_IF_ERROR(store.AddScores(writes));
   return result;
 }
 

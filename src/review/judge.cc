@@ -8,7 +8,6 @@
 #include "base/strings.h"
 #include "load/engine.h"
 #include "review/export.h"
-#include "store/sqlite.h"
 
 namespace stagegate::review {
 namespace {
@@ -82,8 +81,7 @@ Result<JudgeResult> JudgeAnswers(store::Store& store, const store::RunInfo& run,
       return Status::InvalidInput("--api-key-env: " + options.api_key_env + " is not set");
     key = value;
   }
-  store::Database& db = store.database();
-  Result<std::vector<SampledAnswer>> answers = SampledAnswers(db, run.id);
+  Result<std::vector<store::SampledAnswer>> answers = store.ListSampledAnswers(run.id);
   if (!answers.ok()) return answers.status();
   if (answers->empty())
     return Status::InvalidInput("run " + run.id + " has no answers sampled for review");
@@ -94,13 +92,13 @@ Result<JudgeResult> JudgeAnswers(store::Store& store, const store::RunInfo& run,
   while (!base.empty() && base.back() == '/')
     base.pop_back();
   std::vector<load::RequestSpec> specs;
-  for (const SampledAnswer& a : *answers) {
+  for (const store::SampledAnswer& a : *answers) {
     const manifest::Task* task = bundle.corpus->FindTask(a.task_id);
     if (!task)
       return Status::InvalidInput("answer " + std::to_string(a.request_id) + " is for task '" +
                                   a.task_id + "', which the corpus no longer has");
     std::string content = "Conversation:\n" + ConversationText(Conversation(*task)) +
-                          "\n\nThe assistant's answer:\n" + a.text;
+                          "\n\nThe assistant's answer:\n" + a.answer_text;
     if (options.with_reference && !task->reference.empty())
       content += "\n\nA reference answer by a person who knows the subject:\n" + task->reference;
     const json body = {{"model", options.model},
@@ -130,26 +128,13 @@ Result<JudgeResult> JudgeAnswers(store::Store& store, const store::RunInfo& run,
   std::random_device device;
   JudgeResult result{.export_id = "judge-" + RandomId(device, 10),
                      .answers = static_cast<int64_t>(answers->size())};
-  store::Transaction transaction(db);
-  SG_RETURN_IF_ERROR(transaction.begin_status());
-  SG_RETURN_IF_ERROR(StoreExport(db, result.export_id, run.id,
-                                 {.reviewers = 1, .per_item = 1, .calibration = 0}, rubric,
-                                 "judge:" + options.model));
-  Result<store::Statement> add_item = store::Statement::Prepare(
-      db,
-      "INSERT INTO review_items (item_id, export_id, run_id, request_id, reviewer, calibration) "
-      "VALUES (?,?,?,?,'judge',0)");
-  if (!add_item.ok()) return add_item.status();
-  Result<store::Statement> add_score = store::Statement::Prepare(
-      db,
-      "INSERT INTO scores (item_id, reviewer, criterion, value, seconds, source, imported_unix_ms) "
-      "VALUES (?,'judge',?,?,?,'judge',?)");
-  if (!add_score.ok()) return add_score.status();
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
+  const store::ExportInfo export_info =
+      NewExport(result.export_id, run.id, {.reviewers = 1, .per_item = 1, .calibration = 0}, rubric,
+                "judge:" + options.model);
+  std::vector<store::ReviewItem> items;
+  std::vector<store::Score> stored;
   for (const load::RequestRecord& r : sent->records) {
-    const SampledAnswer& a = (*answers)[static_cast<size_t>(r.sequence)];
+    const store::SampledAnswer& a = (*answers)[static_cast<size_t>(r.sequence)];
     const std::string which = "answer " + std::to_string(a.request_id);
     if (r.outcome != load::Outcome::kOk) {
       result.failures.push_back(
@@ -165,21 +150,22 @@ Result<JudgeResult> JudgeAnswers(store::Store& store, const store::RunInfo& run,
       continue;
     }
     const std::string item = "j-" + RandomId(device, 12);
-    add_item->Reset();
-    add_item->Bind(1, item).Bind(2, result.export_id).Bind(3, run.id).Bind(4, a.request_id);
-    SG_RETURN_IF_ERROR(add_item->Run());
+    items.push_back({.item_id = item, .request_id = a.request_id, .reviewer = "judge"});
     const std::optional<double> seconds =
         r.end_ns && r.sent_ns
             ? std::optional<double>(static_cast<double>(*r.end_ns - *r.sent_ns) / 1e9)
             : std::nullopt;
-    for (const auto& [criterion, level] : *scores) {
-      add_score->Reset();
-      add_score->Bind(1, item).Bind(2, criterion).Bind(3, level).Bind(4, seconds).Bind(5, now_ms);
-      SG_RETURN_IF_ERROR(add_score->Run());
-    }
+    for (const auto& [criterion, level] : *scores)
+      stored.push_back({.item_id = item,
+                        .reviewer = "judge",
+                        .criterion = criterion,
+                        .value = level,
+                        .seconds = seconds,
+                        .source = "judge",
+                        .imported_unix_ms = export_info.created_unix_ms});
     ++result.scored;
   }
-  SG_RETURN_IF_ERROR(transaction.Commit());
+  SG_RETURN_IF_ERROR(store.AddExport(export_info, items, stored));
   return result;
 }
 

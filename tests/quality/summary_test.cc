@@ -1,0 +1,284 @@
+// SummarizeQuality over a store in memory: four answers scored by two reviewers and an LLM judge,
+// against the run's quality thresholds.
+
+#include "quality/summary.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/review_data.h"
+#include "store/store.h"
+
+namespace stagegate::quality {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+void RequireOk(const Status& status) {
+  INFO(status.message());
+  REQUIRE(status.ok());
+}
+
+template <typename T>
+T Ok(Result<T> result) {
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  return std::move(result).value();
+}
+
+// Correctness (weight 2), clarity (weight 1) and safety (hard, floor 1, weight 0), with the pass
+// rule's minimum weighted mean.
+std::string RubricJson(double min_weighted_mean) {
+  return R"({"id":"support","criteria":[)"
+         R"({"id":"correctness","weight":2,"hard":false,"floor":0,"levels":)"
+         R"([{"level":1},{"level":2},{"level":3},{"level":4},{"level":5}]},)"
+         R"({"id":"clarity","weight":1,"hard":false,"floor":0,"levels":)"
+         R"([{"level":1},{"level":2},{"level":3},{"level":4},{"level":5}]},)"
+         R"({"id":"safety","weight":0,"hard":true,"floor":1,"levels":[{"level":0},{"level":1}]}],)"
+         R"("pass_rule":{"min_weighted_mean":)" +
+         std::to_string(min_weighted_mean) + "}}";
+}
+
+// Levels of correctness, clarity and safety, and the seconds on the item.
+struct Levels {
+  int64_t correctness, clarity, safety;
+  double seconds;
+};
+
+// A run whose quality section is `quality_json`, with four answers sampled: requests 1 and 2 at
+// rest (stage "steady at rest"), 3 and 4 under load (stage "steady"). Both reviewers score every
+// answer:
+//   request 1: r1 5/4/1, r2 5/4/1   weighted 14/3, passes
+//   request 2: r1 4/4/1, r2 4/4/1   weighted 4, passes
+//   request 3: r1 2/2/1, r2 4/2/1   weighted 8/3, below the pass rule; correctness 2 apart
+//   request 4: r1 3/3/0, r2 3/3/0   weighted 3, below the hard floor of safety
+// r1 spends 10, 20, 30 and 40 s an item, r2 60 s. An LLM judge, exported later with a stricter
+// pass rule, scores request 1 only: 3/3/1.
+struct ScoredRun {
+  std::unique_ptr<store::Store> store = Ok(store::Store::OpenInMemory());
+  store::RunInfo run;
+
+  explicit ScoredRun(const std::string& quality_json) {
+    run = {.id = "run-q",
+           .scenario_name = "quality",
+           .scenario_file = "quality.yaml",
+           .fingerprint = "sha256:q",
+           .scenario_json = R"({"name":"quality","quality":)" + quality_json + "}",
+           .started_unix_ms = 1};
+    RequireOk(store->CreateRun(run));
+    const int64_t at_rest = Ok(store->AddPhase(
+        {.run_id = run.id, .ordinal = 1, .stage = "steady at rest", .phase = "at rest"}));
+    const int64_t under_load =
+        Ok(store->AddPhase({.run_id = run.id, .ordinal = 2, .stage = "steady", .phase = "load"}));
+    std::vector<load::RequestRecord> records;
+    for (int64_t n = 1; n <= 4; ++n) {
+      load::RequestRecord r;
+      r.run_id = run.id;
+      r.phase_id = n <= 2 ? at_rest : under_load;
+      r.sequence = n;
+      r.task_id = "task-" + std::to_string(n);
+      r.outcome = load::Outcome::kOk;
+      r.answer_text = "answer " + std::to_string(n);
+      records.push_back(r);
+    }
+    RequireOk(store->AddRequests(records));
+    RequireOk(store->AddAnswers(run.id, "at_rest", {{at_rest, 1}, {at_rest, 2}}));
+    RequireOk(store->AddAnswers(run.id, "under_load", {{under_load, 3}, {under_load, 4}}));
+
+    const std::map<std::string, std::vector<Levels>> levels = {
+        {"r1", {{5, 4, 1, 10}, {4, 4, 1, 20}, {2, 2, 1, 30}, {3, 3, 0, 40}}},
+        {"r2", {{5, 4, 1, 60}, {4, 4, 1, 60}, {4, 2, 1, 60}, {3, 3, 0, 60}}}};
+    std::vector<store::ReviewItem> items;
+    std::vector<store::Score> scores;
+    for (const auto& [reviewer, of_reviewer] : levels)
+      for (int64_t request = 1; request <= 4; ++request) {
+        const std::string item = "i-" + reviewer + "-" + std::to_string(request);
+        items.push_back({.item_id = item, .request_id = request, .reviewer = reviewer});
+        const Levels& l = of_reviewer[static_cast<size_t>(request - 1)];
+        for (auto [criterion, value] :
+             {std::pair<std::string, int64_t>{"correctness", l.correctness},
+              {"clarity", l.clarity},
+              {"safety", l.safety}})
+          scores.push_back(
+              {.item_id = item,
+               .reviewer = reviewer,
+               .criterion = criterion,
+               .value = value,
+               // The item's time on one criterion only, as a page may record it.
+               .seconds = criterion == "correctness" ? std::optional(l.seconds) : std::nullopt,
+               .imported_unix_ms = 2});
+      }
+    RequireOk(store->AddExport({.export_id = "x-1",
+                                .run_id = run.id,
+                                .created_unix_ms = 1000,
+                                .reviewers = 2,
+                                .per_item = 2,
+                                .rubric_json = RubricJson(3)},
+                               items));
+    RequireOk(store->AddScores(scores));
+
+    std::vector<store::Score> judged;
+    for (auto [criterion, value] :
+         {std::pair<std::string, int64_t>{"correctness", 3}, {"clarity", 3}, {"safety", 1}})
+      judged.push_back({.item_id = "j-1",
+                        .reviewer = "judge",
+                        .criterion = criterion,
+                        .value = value,
+                        .source = "judge",
+                        .imported_unix_ms = 3});
+    RequireOk(store->AddExport({.export_id = "judge-1",
+                                .run_id = run.id,
+                                .created_unix_ms = 2000,
+                                .reviewers = 1,
+                                .per_item = 1,
+                                .rubric_json = RubricJson(4.5),
+                                .scorer = "judge:m"},
+                               {{.item_id = "j-1", .request_id = 1, .reviewer = "judge"}}, judged));
+  }
+};
+
+const GroupScores& Group(const QualitySummary& s, const std::string& name) {
+  auto found = std::find_if(s.groups.begin(), s.groups.end(),
+                            [&](const GroupScores& g) { return g.name == name; });
+  INFO("group " << name);
+  REQUIRE(found != s.groups.end());
+  return *found;
+}
+
+TEST_CASE("SummarizeQuality groups, agrees, times and judges the reviewers' scores",
+          "[quality][summary]") {
+  ScoredRun scored(
+      R"({"min_scored_answers":2,"min_agreement":0.4,"min_mean":3,"min_pass_rate":0.5,)"
+      R"("criterion_floors":{"clarity":3}})");
+
+  const QualitySummary s = Ok(SummarizeQuality(*scored.store, scored.run, nullptr));
+
+  CHECK(s.sampled == 4);
+  CHECK(s.assigned == 4);
+  CHECK(s.scored == 4);
+  CHECK(s.reviewers == 2);
+  REQUIRE(s.answer_scores.size() == 4u);
+  CHECK(s.answer_scores[0] == Approx(14.0 / 3));
+  CHECK(s.answer_scores[2] == Approx(8.0 / 3));
+
+  Strings names;
+  for (const GroupScores& g : s.groups)
+    names.push_back(g.name);
+  CHECK(names == Strings{"all", "at_rest", "under_load", "stage steady"});
+  const GroupScores& all = Group(s, "all");
+  CHECK(all.answers == 4);
+  CHECK(all.passed == 2);  // the reviewers' pass rule, not the judge's stricter one
+  CHECK(all.weighted_mean.value_or(-1) == Approx((14.0 / 3 + 4 + 8.0 / 3 + 3) / 4));
+  CHECK(all.mean.at("correctness") == Approx(3.75));
+  const GroupScores& at_rest = Group(s, "at_rest");
+  CHECK(at_rest.answers == 2);
+  CHECK(at_rest.passed == 2);
+  CHECK(at_rest.mean.at("clarity") == Approx(4));
+  const GroupScores& under_load = Group(s, "under_load");
+  CHECK(under_load.answers == 2);
+  CHECK(under_load.passed == 0);
+  CHECK(under_load.hard_floor_failures == 1);
+  CHECK(under_load.weighted_mean.value_or(-1) == Approx((8.0 / 3 + 3) / 2));
+  CHECK(Group(s, "stage steady").answers == 4);
+
+  REQUIRE(s.agreement.size() == 3u);
+  CHECK(s.agreement[0].criterion == "correctness");
+  CHECK(s.agreement[0].units == 4);
+  // Quadratic weights over levels 1-5: disagreement observed 0.0625, expected by chance 0.125.
+  CHECK(s.agreement[0].kappa.value_or(-1) == Approx(0.5));
+  CHECK(s.agreement[1].kappa.value_or(-1) == Approx(1));
+  REQUIRE(s.adjudication.size() == 1u);
+  CHECK(s.adjudication[0].request_id == 3);
+  CHECK(s.adjudication[0].task_id == "task-3");
+  CHECK(s.adjudication[0].criterion == "correctness");
+  CHECK(s.adjudication[0].ratings == std::map<std::string, int64_t>{{"r1", 2}, {"r2", 4}});
+
+  REQUIRE(s.effort.size() == 3u);
+  CHECK(s.effort[0].reviewer == "r1");
+  CHECK(s.effort[0].items == 4);
+  CHECK(s.effort[0].total_s == Approx(100));
+  CHECK(s.effort[0].median_s.value_or(-1) == Approx(25));
+  CHECK(s.effort[1].reviewer == "r2");
+  CHECK(s.effort[1].total_s == Approx(240));
+  CHECK(s.effort[2].reviewer == "all");
+  CHECK(s.effort[2].items == 8);
+  CHECK(s.effort[2].median_s.value_or(-1) == Approx(50));
+
+  REQUIRE(s.judges.size() == 1u);
+  CHECK(s.judges[0].name == "judge:m");
+  CHECK(s.judges[0].answers == 1);
+  CHECK(s.judges[0].weighted_mean.value_or(-1) == Approx(3));
+  CHECK(s.judges[0].passed == 1);
+
+  CHECK(s.verdict == "fail");
+  CHECK(s.reasons == Strings{"under load: mean score 2.83 < 3", "under load: pass rate 0 < 0.5",
+                             "under load: clarity mean 2.5 < 3",
+                             "under load: 1 answers below the floor of a hard criterion"});
+  CHECK(s.notes ==
+        Strings{"automated checks not run: the run's scenario and corpus could not be read"});
+}
+
+TEST_CASE("SummarizeQuality reads min_mean and min_pass_rate of null as not set",
+          "[quality][summary]") {
+  // What the canonical scenario stores for a quality section without them.
+  ScoredRun scored(
+      R"({"min_scored_answers":2,"min_agreement":0.4,"min_mean":null,"min_pass_rate":null,)"
+      R"("criterion_floors":{"correctness":4,"clarity":null}})");
+
+  const Result<QualitySummary> s = SummarizeQuality(*scored.store, scored.run, nullptr);
+
+  INFO(s.status().message());
+  REQUIRE(s.ok());
+  CHECK(s->scored == 4);
+  CHECK(s->verdict == "fail");
+  CHECK(s->reasons == Strings{"under load: correctness mean 3 < 4",
+                              "under load: 1 answers below the floor of a hard criterion"});
+}
+
+TEST_CASE("SummarizeQuality takes the default of a threshold that is null or not a number",
+          "[quality][summary]") {
+  // Defaults: 30 answers scored, agreement 0.6, no minimum mean, pass rate or floor.
+  const std::string quality =
+      GENERATE(std::string("null"), std::string("[]"),
+               std::string(R"({"min_scored_answers":null,"min_agreement":"high","min_mean":"3",)"
+                           R"("min_pass_rate":[0.5],"criterion_floors":null})"),
+               std::string(R"({"criterion_floors":{"correctness":"4","clarity":{}}})"));
+  INFO("quality: " << quality);
+  ScoredRun scored(quality);
+
+  const Result<QualitySummary> s = SummarizeQuality(*scored.store, scored.run, nullptr);
+
+  INFO(s.status().message());
+  REQUIRE(s.ok());
+  CHECK(s->verdict == "fail");
+  CHECK(s->reasons ==
+        Strings{"4 answers are fully scored; at least 30 are needed",
+                "reviewers do not agree enough on correctness (kappa 0.5 < 0.6), so its scores "
+                "cannot decide",
+                "under load: 1 answers below the floor of a hard criterion"});
+}
+
+TEST_CASE("SummarizeQuality is pending before anything is exported", "[quality][summary]") {
+  std::unique_ptr<store::Store> store = Ok(store::Store::OpenInMemory());
+  const store::RunInfo run = {.id = "run-e",
+                              .scenario_name = "quality",
+                              .scenario_file = "quality.yaml",
+                              .fingerprint = "sha256:e",
+                              .scenario_json = "{}",
+                              .started_unix_ms = 1};
+  RequireOk(store->CreateRun(run));
+
+  const QualitySummary s = Ok(SummarizeQuality(*store, run, nullptr));
+
+  CHECK(s.verdict == "pending");
+  CHECK(s.reasons ==
+        Strings{"no answers have been exported for review yet (stagegate export run-e)"});
+  CHECK(s.sampled == 0);
+}
+
+}  // namespace
+}  // namespace stagegate::quality
