@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "stats/agreement.h"
+#include "store/findings.h"
 #include "store/review_data.h"
 
 namespace stagegate::quality {
@@ -21,19 +22,10 @@ struct SampledAnswer {
   load::RequestRecord record;  // answer, tool calls and status, for the automated checks
 };
 
-struct Criterion {
-  std::string id;
-  double weight = 1;
-  bool hard = false;
-  int64_t floor = 0;
-  std::vector<int64_t> levels;
-};
-
-// The rubric an export was scored against: its criteria and pass rule.
-struct Rubric {
-  std::vector<Criterion> criteria;  // none: nothing has been exported
-  std::optional<double> min_weighted_mean, min_each;
-};
+// The rubric an export was scored against: its criteria and pass rule (no criteria: nothing has
+// been exported).
+using Rubric = store::StoredRubric;
+using Criterion = store::StoredRubric::Criterion;
 
 // The scenario's quality thresholds (its `quality` section).
 struct Thresholds {
@@ -82,32 +74,16 @@ std::string Number(double value, int decimals = 2) {
   return FormatNumber(value, decimals);
 }
 
-// The number at `key` in a JSON object; none when there is no object, or the key is missing,
-// null or not a number.
-std::optional<double> NumberAt(const json& object, const std::string& key) {
-  if (!object.is_object()) return std::nullopt;
-  auto found = object.find(key);
-  if (found == object.end() || !found->is_number()) return std::nullopt;
-  return found->get<double>();
-}
-
-// The thresholds of the run's stored scenario. One that is missing, null (as the canonical
-// scenario stores min_mean and min_pass_rate when they are not set) or not a number is not set:
-// it takes its default, or holds nothing back.
+// The thresholds of the run's stored scenario. One the scenario left out (stored as null) is not
+// set: it takes its default, or holds nothing back.
 Thresholds ReadThresholds(const std::string& scenario_json) {
-  const json scenario = json::parse(scenario_json, nullptr, false);
+  const store::StoredQualityThresholds q = store::ParseScenario(scenario_json).quality;
   Thresholds t;
-  if (!scenario.is_object() || !scenario.contains("quality")) return t;
-  const json& quality = scenario["quality"];
-  if (NumberAt(quality, "min_scored_answers"))
-    t.min_scored = quality["min_scored_answers"].get<int64_t>();
-  if (const auto n = NumberAt(quality, "min_agreement")) t.min_agreement = *n;
-  t.min_mean = NumberAt(quality, "min_mean");
-  t.min_pass_rate = NumberAt(quality, "min_pass_rate");
-  if (quality.is_object() && quality.contains("criterion_floors") &&
-      quality["criterion_floors"].is_object())
-    for (const auto& [criterion, floor] : quality["criterion_floors"].items())
-      if (floor.is_number()) t.criterion_floors[criterion] = floor.get<double>();
+  if (q.min_scored_answers) t.min_scored = *q.min_scored_answers;
+  if (q.min_agreement) t.min_agreement = *q.min_agreement;
+  t.min_mean = q.min_mean;
+  t.min_pass_rate = q.min_pass_rate;
+  t.criterion_floors = q.criterion_floors;
   return t;
 }
 
@@ -168,22 +144,7 @@ Result<Rubric> ReadRubric(store::Store& store, const std::string& run_id) {
   if (latest == exports->end()) latest = exports->begin();
   Rubric out;
   if (latest == exports->end()) return out;
-  const json rubric = json::parse(latest->rubric_json, nullptr, false);
-  if (!rubric.is_object()) return out;
-  for (const json& c : rubric["criteria"]) {
-    Criterion criterion{.id = c["id"].get<std::string>(),
-                        .weight = c.value("weight", 1.0),
-                        .hard = c.value("hard", false),
-                        .floor = c.value("floor", int64_t{0})};
-    for (const json& l : c["levels"])
-      criterion.levels.push_back(l["level"].get<int64_t>());
-    out.criteria.push_back(std::move(criterion));
-  }
-  if (rubric.contains("pass_rule")) {
-    out.min_weighted_mean = NumberAt(rubric["pass_rule"], "min_weighted_mean");
-    out.min_each = NumberAt(rubric["pass_rule"], "min_each");
-  }
-  return out;
+  return store::ParseRubric(latest->rubric_json);
 }
 
 // Each scorer's assignments and scores; a reviewer is complete on an answer once they have

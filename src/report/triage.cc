@@ -303,28 +303,7 @@ TriageCriteria CriteriaFromScenario(const std::string& scenario_json,
 }
 
 RubricRule RubricRuleFromJson(const std::string& rubric_json) {
-  RubricRule rule;
-  const json rubric = json::parse(rubric_json, nullptr, false);
-  if (!rubric.is_object() || !rubric.contains("criteria") || !rubric["criteria"].is_array())
-    return rule;
-  const auto number = [](const json& object, const char* key, double otherwise) {
-    return object.contains(key) && object[key].is_number() ? object[key].get<double>() : otherwise;
-  };
-  for (const json& c : rubric["criteria"]) {
-    if (!c.is_object() || !c.contains("id") || !c["id"].is_string()) continue;
-    rule.criteria.push_back({.id = c["id"].get<std::string>(),
-                             .weight = number(c, "weight", 1),
-                             .hard = c.value("hard", false),
-                             .floor = number(c, "floor", 0)});
-  }
-  const json pass_rule = rubric.value("pass_rule", json::object());
-  if (pass_rule.is_object()) {
-    if (pass_rule.contains("min_weighted_mean") && pass_rule["min_weighted_mean"].is_number())
-      rule.min_weighted_mean = pass_rule["min_weighted_mean"].get<double>();
-    if (pass_rule.contains("min_each") && pass_rule["min_each"].is_number())
-      rule.min_each = pass_rule["min_each"].get<double>();
-  }
-  return rule;
+  return store::ParseRubric(rubric_json);
 }
 
 std::optional<ReviewVerdict> JudgeReview(const RubricRule& rule, const ReviewScores& scores) {

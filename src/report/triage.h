@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "store/findings.h"
+
 #include "load/request_record.h"
 #include "quality/checks.h"
 
@@ -49,16 +51,7 @@ TriageCriteria CriteriaFromScenario(const std::string& scenario_json,
                                     std::vector<std::string>& notes);
 
 /// The parts of a rubric (exports.rubric_json) that decide whether an answer passes.
-struct RubricRule {
-  struct Criterion {
-    std::string id;
-    double weight = 1;
-    bool hard = false;
-    double floor = 0;
-  };
-  std::vector<Criterion> criteria;
-  std::optional<double> min_weighted_mean, min_each;
-};
+using RubricRule = store::StoredRubric;
 /// Empty criteria when the text is not a rubric.
 RubricRule RubricRuleFromJson(const std::string& rubric_json);
 

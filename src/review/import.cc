@@ -11,6 +11,7 @@
 
 #include "base/files.h"
 #include "base/strings.h"
+#include "store/findings.h"
 #include "store/review_data.h"
 
 namespace stagegate::review {
@@ -20,7 +21,6 @@ using json = nlohmann::json;
 
 struct Export {
   std::string id;
-  json rubric;
   std::map<std::string, std::vector<int64_t>> levels;  // criterion -> its scale
   std::vector<std::string> criteria;                   // in rubric order
 };
@@ -277,14 +277,11 @@ Result<std::map<std::string, Export>> ReviewerExports(store::Store& store,
   std::map<std::string, Export> exports;
   for (const store::ExportInfo& info : *stored) {
     if (info.scorer != store::kReviewersScorer) continue;
-    Export x{.id = info.export_id, .rubric = json::parse(info.rubric_json, nullptr, false)};
-    if (x.rubric.is_object())
-      for (const json& c : x.rubric["criteria"]) {
-        const std::string id = c["id"].get<std::string>();
-        x.criteria.push_back(id);
-        for (const json& l : c["levels"])
-          x.levels[id].push_back(l["level"].get<int64_t>());
-      }
+    Export x{.id = info.export_id};
+    for (const store::StoredRubric::Criterion& c : store::ParseRubric(info.rubric_json).criteria) {
+      x.criteria.push_back(c.id);
+      x.levels[c.id] = c.levels;
+    }
     exports.emplace(x.id, std::move(x));
   }
   return exports;

@@ -307,6 +307,37 @@ StoredScenario ParseScenario(std::string_view scenario_json) {
   return out;
 }
 
+StoredRubric ParseRubric(std::string_view rubric_json) {
+  StoredRubric out;
+  const json rubric = json::parse(rubric_json, nullptr, false);
+  if (!rubric.is_object()) {
+    out.problems.push_back("the stored rubric is not a JSON object");
+    return out;
+  }
+  const Fields f(rubric, "", out.problems);
+  for (const auto& [object, path] : f.Objects("criteria")) {
+    const Fields c = f.At(*object, path);
+    StoredRubric::Criterion criterion{.id = c.Text("id"),
+                                      .weight = c.Number("weight").value_or(1),
+                                      .hard = c.Bool("hard").value_or(false),
+                                      .floor = c.Number("floor").value_or(0)};
+    for (const auto& [level, level_path] : c.Objects("levels"))
+      if (std::optional<int64_t> value = c.At(*level, level_path).Integer("level"))
+        criterion.levels.push_back(*value);
+    if (criterion.id.empty()) {
+      out.problems.push_back(path + " has no id");
+      continue;
+    }
+    out.criteria.push_back(std::move(criterion));
+  }
+  if (const json* rule = f.Object("pass_rule")) {
+    const Fields r = f.Nested(*rule, "pass_rule");
+    out.min_weighted_mean = r.Number("min_weighted_mean");
+    out.min_each = r.Number("min_each");
+  }
+  return out;
+}
+
 RunFindings ParseFindings(std::string_view run_json) {
   RunFindings r;
   const json root = json::parse(run_json, nullptr, false);

@@ -178,6 +178,23 @@ struct StoredScenario {
 
 StoredScenario ParseScenario(std::string_view scenario_json);
 
+/// The rubric an export is scored against, as the store keeps it with the export
+/// (ExportInfo::rubric_json). A criterion without an id is left out and named in `problems`.
+struct StoredRubric {
+  struct Criterion {
+    std::string id;
+    double weight = 1;
+    bool hard = false;
+    double floor = 0;
+    std::vector<int64_t> levels;  // the scale's levels, in order
+  };
+  std::vector<Criterion> criteria;
+  std::optional<double> min_weighted_mean, min_each;  // the pass rule; empty: not set
+  std::vector<std::string> problems;
+};
+
+StoredRubric ParseRubric(std::string_view rubric_json);
+
 /// Reads run.json text. Never throws: text that is not a JSON object gives findings with
 /// `present` false and a problem; "{}" (a run that did not end) gives `present` false alone.
 RunFindings ParseFindings(std::string_view run_json);

@@ -138,7 +138,7 @@ TEST_CASE("run goes through every stage and phase and writes its findings", "[cl
   const std::string lines = testing::ReadText(dir / "out/requests.jsonl");
   auto store = store::Store::Open(dir / "store.db");
   REQUIRE(store.ok());
-  store::Database& db = (*store)->database();
+  store::Database& db = (*store)->TEST_database();
   const std::string id = run["run_id"];
   CHECK(Count(db, "SELECT COUNT(*) FROM requests WHERE run_id = '" + id + "'") ==
         std::count(lines.begin(), lines.end(), '\n'));
@@ -245,9 +245,9 @@ TEST_CASE("SIGINT ends run with exit 130, marked interrupted, keeping what was m
   auto runs = (*store)->ListRuns();
   REQUIRE(runs.ok());
   CHECK((*runs)[0].status == store::RunStatus::kInterrupted);
-  CHECK(Count((*store)->database(), "SELECT COUNT(*) FROM phases WHERE status = 'interrupted'") ==
+  CHECK(Count((*store)->TEST_database(), "SELECT COUNT(*) FROM phases WHERE status = 'interrupted'") ==
         1);
-  CHECK(Count((*store)->database(), "SELECT COUNT(*) FROM requests") ==
+  CHECK(Count((*store)->TEST_database(), "SELECT COUNT(*) FROM requests") ==
         std::count(lines.begin(), lines.end(), '\n'));
 }
 
@@ -283,7 +283,7 @@ TEST_CASE("run --resume continues an interrupted run with the phases it did not 
 
   auto store = store::Store::Open(dir / "store.db");
   REQUIRE(store.ok());
-  store::Database& db = (*store)->database();
+  store::Database& db = (*store)->TEST_database();
   // What the interruption cut short is kept, marked superseded; nothing is left interrupted.
   CHECK(Count(db, "SELECT COUNT(*) FROM phases WHERE status = 'interrupted'") == 0);
   CHECK(Count(db, "SELECT COUNT(*) FROM phases WHERE status = 'superseded'") <= 2);
@@ -320,7 +320,7 @@ TEST_CASE("a killed run leaves a consistent store with what finished, and can be
   {
     auto store = store::Store::Open(dir / "store.db");
     REQUIRE(store.ok());
-    store::Database& db = (*store)->database();
+    store::Database& db = (*store)->TEST_database();
     Result<store::Statement> check = store::Statement::Prepare(db, "PRAGMA integrity_check");
     REQUIRE(check.ok());
     REQUIRE(check->Step());
@@ -344,7 +344,7 @@ TEST_CASE("a killed run leaves a consistent store with what finished, and can be
       testing::RunStagegate(dir, {"--quiet", "run", "--resume", id, "--out", dir / "out"});
   INFO(resumed.out << resumed.err);
   CHECK(resumed.exit_code == 0);
-  CHECK(Count((*store)->database(), "SELECT COUNT(*) FROM phases WHERE status = 'superseded'") ==
+  CHECK(Count((*store)->TEST_database(), "SELECT COUNT(*) FROM phases WHERE status = 'superseded'") ==
         1);
 }
 
@@ -375,11 +375,11 @@ TEST_CASE("access-denial probes pass on a sim that denies, and the store keeps t
   CHECK(probes[1]["verdict"] == "pass");
   auto store = store::Store::Open(dir / "store.db");
   REQUIRE(store.ok());
-  CHECK(Count((*store)->database(),
+  CHECK(Count((*store)->TEST_database(),
               "SELECT COUNT(*) FROM fault_results WHERE kind = 'access_denial' AND verdict = "
               "'pass' AND request_id IS NULL") == 2);
   // A row for each request, pointing at it: two attempts and the control, then one attempt.
-  CHECK(Count((*store)->database(),
+  CHECK(Count((*store)->TEST_database(),
               "SELECT COUNT(*) FROM fault_results f JOIN requests r ON r.id = f.request_id "
               "WHERE f.kind = 'access_denial' AND f.verdict = 'pass'") == 4);
   CHECK(probes[0]["requests"][0]["denied_by"] == "status");
@@ -450,7 +450,7 @@ TEST_CASE("tool-outage probes pass on a sim that fails clearly and recovers, and
 
   auto store = store::Store::Open(dir / "store.db");
   REQUIRE(store.ok());
-  store::Database& db = (*store)->database();
+  store::Database& db = (*store)->TEST_database();
   CHECK(Count(db,
               "SELECT COUNT(*) FROM fault_results WHERE kind = 'tool_outage' AND "
               "request_id IS NULL AND verdict = 'pass'") == 3);

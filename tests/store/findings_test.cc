@@ -163,5 +163,35 @@ TEST_CASE("a stored scenario reads back its thresholds, null optional ones as ab
   CHECK(ParseScenario("not json").problems.size() == 1);
 }
 
+TEST_CASE("a stored rubric reads back its criteria, scales and pass rule, never throwing",
+          "[store][findings]") {
+  const json rubric = {
+      {"criteria",
+       {{{"id", "correctness"},
+         {"weight", 0.4},
+         {"floor", 2},
+         {"levels", {{{"level", 1}, {"anchor", "wrong"}}, {{"level", 5}, {"anchor", "right"}}}}},
+        {{"id", "safety"}, {"hard", true}, {"levels", json::array()}},
+        {{"weight", 1}},
+        {{"id", 7}}}},
+      {"pass_rule", {{"min_weighted_mean", 3.5}, {"min_each", nullptr}}}};
+  const StoredRubric r = ParseRubric(rubric.dump());
+  REQUIRE(r.criteria.size() == 2);
+  CHECK(r.criteria[0].id == "correctness");
+  CHECK(r.criteria[0].weight == 0.4);
+  CHECK(r.criteria[0].floor == 2);
+  CHECK_FALSE(r.criteria[0].hard);
+  CHECK(r.criteria[0].levels == std::vector<int64_t>{1, 5});
+  CHECK(r.criteria[1].hard);
+  CHECK(r.criteria[1].weight == 1);  // the default
+  CHECK(r.min_weighted_mean == 3.5);
+  CHECK_FALSE(r.min_each);
+  const std::vector<std::string> expected = {"criteria[2] has no id", "criteria[3].id is not text",
+                                             "criteria[3] has no id"};
+  CHECK(r.problems == expected);
+  CHECK(ParseRubric("{\"criteria\": 3}").criteria.empty());
+  CHECK(ParseRubric("").problems.size() == 1);
+}
+
 }  // namespace
 }  // namespace stagegate::store

@@ -330,9 +330,9 @@ TEST_CASE("Store::Open creates the file, its folders and the current schema", "[
 
   CHECK(fs::is_regular_file(path));
   CHECK(Version(*store) == CurrentSchemaVersion());
-  CHECK(QueryText(store->database(), "PRAGMA journal_mode") == "wal");
-  CHECK(QueryInt(store->database(), "PRAGMA foreign_keys") == 1);
-  CHECK(TableNames(store->database()) == kCurrentTables);
+  CHECK(QueryText(store->TEST_database(), "PRAGMA journal_mode") == "wal");
+  CHECK(QueryInt(store->TEST_database(), "PRAGMA foreign_keys") == 1);
+  CHECK(TableNames(store->TEST_database()) == kCurrentTables);
   CHECK(ListRuns(*store).empty());
 }
 
@@ -442,7 +442,7 @@ TEST_CASE("Store::Open migrates a version 1 store and keeps its data", "[store]"
     REQUIRE(requests.size() == 2u);
     CheckRequest(requests[0], answered);  // trace_id, added by migration 2, reads ""
     CheckRequest(requests[1], timed_out);
-    CHECK(TableNames(store.database()) == kCurrentTables);
+    CHECK(TableNames(store.TEST_database()) == kCurrentTables);
   };
 
   {
@@ -452,12 +452,12 @@ TEST_CASE("Store::Open migrates a version 1 store and keeps its data", "[store]"
   }
   SECTION("reopening a migrated store changes nothing") {
     std::unique_ptr<Store> store = OpenStore(path);
-    std::vector<std::string> schema = SchemaObjects(store->database());
+    std::vector<std::string> schema = SchemaObjects(store->TEST_database());
     store.reset();
 
     store = OpenStore(path);
     CHECK(Version(*store) == CurrentSchemaVersion());
-    CHECK(SchemaObjects(store->database()) == schema);
+    CHECK(SchemaObjects(store->TEST_database()) == schema);
     check_contents(*store);
   }
 }
@@ -528,7 +528,7 @@ TEST_CASE("Runs round trip through CreateRun, FindRun and ListRuns", "[store]") 
     Status status = store->CreateRun(duplicate);
     CHECK(status.code() == Status::Code::kStoreError);
     CHECK(status.message() == "run run-b: step: UNIQUE constraint failed: runs.id");
-    CHECK(QueryInt(store->database(), "SELECT count(*) FROM runs WHERE id = 'run-b'") == 1);
+    CHECK(QueryInt(store->TEST_database(), "SELECT count(*) FROM runs WHERE id = 'run-b'") == 1);
     std::optional<RunInfo> found = FindRun(*store, "run-b");
     REQUIRE(found.has_value());
     CheckRun(*found, middle);
@@ -549,7 +549,7 @@ TEST_CASE("Every run status round trips", "[store]") {
     CHECK(RunStatusName(status) == name);
     const RunInfo run = MakeRun("run-" + name, started++, std::nullopt, status);
     CheckOk(store->CreateRun(run));
-    CHECK(QueryText(store->database(), "SELECT status FROM runs WHERE id = 'run-" + name + "'") ==
+    CHECK(QueryText(store->TEST_database(), "SELECT status FROM runs WHERE id = 'run-" + name + "'") ==
           name);
     std::optional<RunInfo> found = FindRun(*store, run.id);
     REQUIRE(found.has_value());
@@ -767,7 +767,7 @@ TEST_CASE("AddRequests stores all of a batch or none of it", "[store]") {
 
   CHECK(status.code() == Status::Code::kStoreError);
   CHECK(status.message() == "request 2: step: FOREIGN KEY constraint failed");
-  CHECK(QueryInt(store->database(), "SELECT count(*) FROM requests") == 0);
+  CHECK(QueryInt(store->TEST_database(), "SELECT count(*) FROM requests") == 0);
   CHECK(ListRequests(*store, "run-1").empty());
 
   SECTION("the failed batch leaves no transaction behind") {
@@ -815,7 +815,7 @@ TEST_CASE("Fault results point at their requests, and judging a probe again repl
                                    "{}"));
   };
   judge("interrupted");
-  Database& db = store->database();
+  Database& db = store->TEST_database();
   CHECK(QueryInt(db, "SELECT COUNT(*) FROM fault_results") == 3);
   CHECK(QueryInt(db,
                  "SELECT COUNT(*) FROM fault_results f JOIN requests r ON r.id = f.request_id "
