@@ -247,6 +247,70 @@ TEST_CASE("compare finds a regression, and refuses runs that are not comparable"
   }
 }
 
+// Every command that reads the store, over a store holding a run of each kind: ready (scored,
+// without the optional quality thresholds, which the store keeps as null), pending (no scores),
+// not ready because every request failed (500; the overload phase shed nothing) and not ready
+// because every request timed out. None may abort: each exits with its documented code.
+TEST_CASE("every command that reads the store survives a run of each kind",
+          "[cli][report][store]") {
+  testing::TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> no_optional = {
+      {"  min_mean: 3\n", ""}, {"  min_pass_rate: 0.7\n", ""}};
+  const std::string ready = ReportRun(dir, "", no_optional);
+  ScoreAll(dir, ready);
+  const std::string pending = ReportRun(dir);
+  const std::string failing = ReportRun(dir, "\"500\"");
+  const std::string hanging =
+      ReportRun(dir, "hang",
+                {{"first_token_ms: 5000, total_ms: 10000", "first_token_ms: 300, total_ms: 400"},
+                 {"max_recovery_s: 3", "max_recovery_s: 1"}});
+  const std::map<std::string, int> gate = {{ready, 0}, {pending, 4}, {failing, 1}, {hanging, 1}};
+  for (const auto& [run, code] : gate) {
+    Ran report =
+        testing::RunStagegate(dir, {"report", run, "--gate", "--out", dir / ("reports/" + run),
+                                    "--format", "json,md,html,junit,csv"});
+    INFO(run << "\n" << report.out << report.err);
+    CHECK(report.exit_code == code);
+    CHECK(report.err.find("terminate") == std::string::npos);
+    const json j = json::parse(testing::ReadText(dir / ("reports/" + run + "/report.json")));
+    CHECK(j["verdict"] == (code == 0 ? "ready" : code == 4 ? "pending" : "not ready"));
+    for (const json& note : j["notes"])  // what the run wrote reads back without a problem
+      CHECK(note.get<std::string>().find("stored findings:") == std::string::npos);
+    Ran quality = testing::RunStagegate(dir, {"quality", run});
+    CHECK((quality.exit_code == 0 || quality.exit_code == 4));
+    Ran triage = testing::RunStagegate(dir, {"triage", run});
+    CHECK(triage.exit_code == 0);
+    Ran csv = testing::RunStagegate(dir, {"triage", run, "--csv"});
+    CHECK(csv.exit_code == 0);
+  }
+  // The application that failed everything: a readable "not ready", naming what failed.
+  const std::string md = testing::ReadText(dir / ("reports/" + failing + "/report.md"));
+  CHECK(md.find("**Verdict: not ready**") != std::string::npos);
+  CHECK(md.find("| FAIL | not measured: no successful request, limit 2000 |") != std::string::npos);
+  CHECK(md.find("| PASS | not measured: nothing was shed, limit 500 |") != std::string::npos);
+  // Answers to export exist only where requests succeeded.
+  CHECK(testing::RunStagegate(dir, {"export", pending, "--out", dir / "packets"}).exit_code == 0);
+  Ran none = testing::RunStagegate(dir, {"export", failing, "--out", dir / "none"});
+  CHECK((none.exit_code == 2 || none.exit_code == 3));
+  CHECK(none.err.find("terminate") == std::string::npos);
+  Ran runs = testing::RunStagegate(dir, {"runs", "--html", dir / "reports"});
+  INFO(runs.out << runs.err);
+  CHECK(runs.exit_code == 0);
+  for (const auto& [run, code] : gate)
+    CHECK(runs.out.find(run) != std::string::npos);
+  CHECK(testing::ReadText(dir / "reports/index.html").find(failing) != std::string::npos);
+  // Compare: the failing application against the good one is a comparison of nothing at steady
+  // load (it has no successful request) plus no scores: exit 4, "nothing compared".
+  Ran nothing = testing::RunStagegate(dir, {"compare", failing, pending});
+  INFO(nothing.out << nothing.err);
+  CHECK(nothing.exit_code == 4);
+  CHECK(nothing.out.find(": nothing compared") != std::string::npos);
+  // Other quality thresholds: a different test, refused with the difference named.
+  Ran refused = testing::RunStagegate(dir, {"compare", pending, ready});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.out.find("  quality thresholds: ") != std::string::npos);
+}
+
 TEST_CASE("report refuses an unknown run and an unknown format", "[cli][report]") {
   testing::TempDir dir;
   Ran unknown = testing::RunStagegate(dir, {"report", "run-nope"});
