@@ -213,13 +213,15 @@ std::vector<std::string> Differences(const store::RunInfo& current,
   std::vector<std::string> lines;
   for (size_t i = 1; i < now.size(); ++i) {
     if (now[i].value == then[i].value) continue;
-    if (now[i].summary != then[i].summary) {
+    // Short summaries that differ say it all; otherwise the fields that differ do.
+    if (now[i].summary != then[i].summary && now[i].summary.size() <= 80 &&
+        then[i].summary.size() <= 80) {
       lines.push_back(now[i].label + ": " + then[i].summary + " (baseline) / " + now[i].summary +
                       " (this run)");
       continue;
     }
     std::vector<std::string> fields;
-    LeafDifferences(then[i].value, now[i].value, "", fields, 3);
+    LeafDifferences(then[i].value, now[i].value, "", fields, 4);
     for (const std::string& field : fields)
       lines.push_back(now[i].label + " differs at " + field);
   }

@@ -30,10 +30,10 @@ bool IsProfileRun(const store::RunInfo& run);
 /// target, input distribution, load profile and SLOs. The first part is always "kind".
 std::vector<ComparablePart> ComparableParts(const store::RunInfo& run);
 
-/// Every part in which `current` differs from `baseline`, one line each: "thresholds: ttft p95
-/// <= 1500 ms (baseline) / ttft p95 <= 2000 ms (this run)", with up to three of the fields that
-/// differ when the summaries alone do not show it ("input distribution differs at
-/// input_tokens.mean: 128 (baseline) / 512 (this run)"). Empty when the runs are comparable.
+/// Every part in which `current` differs from `baseline`: one line with both summaries when they
+/// are short ("thresholds: ttft p95 <= 1500 ms (baseline) / ttft p95 <= 2000 ms (this run)"),
+/// else a line for each of up to four fields that differ ("load profile differs at arrival:
+/// poisson (baseline) / gamma (this run)"). Empty when the runs are comparable.
 std::vector<std::string> Differences(const store::RunInfo& current, const store::RunInfo& baseline);
 
 }  // namespace stagegate::report

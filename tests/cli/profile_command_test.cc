@@ -413,3 +413,58 @@ TEST_CASE("profile --receive-times read stamps arrivals when read and says so", 
 
 }  // namespace
 }  // namespace stagegate::cli
+
+namespace stagegate::cli {
+namespace {
+
+// The id of the run a profile wrote (its profile.json).
+std::string ProfileRunId(const testing::TempDir& dir, const std::string& out) {
+  return json::parse(testing::ReadText(dir / (out + "/profile.json")))["run_id"];
+}
+
+TEST_CASE("compare refuses profile runs of different workloads, naming each difference",
+          "[cli][profile][compare]") {
+  auto sim = StartSim(sim::SimProfile::Fast());
+  testing::TempDir dir;
+  const std::vector<std::string> common = {
+      "--url", sim->base_url() + "/v1", "--model", "sim", "--requests", "20", "--warmup", "0"};
+  const auto profile = [&](const std::string& out, std::vector<std::string> args) {
+    args.insert(args.begin(), common.begin(), common.end());
+    args.insert(args.end(), {"--out", dir / out});
+    Ran ran = RunProfile(dir, args);
+    INFO(ran.out << ran.err);
+    REQUIRE(ran.exit_code == 0);
+    return ProfileRunId(dir, out);
+  };
+  const std::string closed =
+      profile("closed", {"--concurrency", "2", "--input-tokens", "128", "--output-tokens", "16"});
+  const std::string bursty =
+      profile("bursty", {"--request-rate", "20", "--arrival", "gamma", "--burstiness", "0.5",
+                         "--input-tokens", "512:128", "--output-tokens", "16"});
+  Ran refused = testing::RunStagegate(dir, {"compare", bursty, closed});
+  INFO(refused.out << refused.err);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.out.find("not compared with " + closed + ": the runs are not comparable") !=
+        std::string::npos);
+  CHECK(
+      refused.out.find("  input distribution: input (input_tokens 128, output_tokens 16) "
+                       "(baseline) / input (input_tokens 512:128, output_tokens 16) (this run)") !=
+      std::string::npos);
+  CHECK(refused.out.find("  load profile differs at arrival: poisson (baseline) / gamma (this "
+                         "run)") != std::string::npos);
+  CHECK(refused.out.find("  load profile differs at burstiness: 1 (baseline) / 0.5 (this run)") !=
+        std::string::npos);
+  CHECK(refused.out.find("no regression") == std::string::npos);
+
+  // The same workload again: compared level by level, and said what was compared.
+  const std::string again =
+      profile("again", {"--concurrency", "2", "--input-tokens", "128", "--output-tokens", "16"});
+  Ran same = testing::RunStagegate(dir, {"compare", again, closed});
+  INFO(same.out << same.err);
+  CHECK((same.exit_code == 0 || same.exit_code == 1));
+  CHECK(same.out.find("; compared TTFT p95 (concurrency 2) (20 against 20), e2e p95 (concurrency "
+                      "2) (20 against 20)") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace stagegate::cli
