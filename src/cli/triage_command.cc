@@ -98,7 +98,7 @@ Result<TriagedRun> TriageStoredRun(store::Store& store, const store::RunInfo& ru
   out.phases = std::move(*phases);
   std::map<int64_t, const store::PhaseInfo*> phase_of;
   for (const store::PhaseInfo& phase : out.phases)
-    if (phase.status != "superseded") phase_of[phase.id] = &phase;
+    if (phase.status != store::PhaseStatus::kSuperseded) phase_of[phase.id] = &phase;
   Result<std::vector<load::RequestRecord>> records = store.ListRequests(run.id);
   if (!records.ok()) return records.status();
   out.records = std::move(*records);
@@ -108,7 +108,7 @@ Result<TriagedRun> TriageStoredRun(store::Store& store, const store::RunInfo& ru
   for (const load::RequestRecord& r : out.records) {
     auto phase = phase_of.find(r.phase_id);
     if (r.warmup || phase == phase_of.end()) continue;
-    report::RequestFacts facts{.stage = phase->second->stage,
+    report::RequestFacts facts{.stage = phase->second->StageLabel(),
                                .phase = phase->second->phase,
                                .refusal_task = refusal_tasks.contains(r.task_id),
                                .corpus_known = corpus != nullptr};
@@ -213,11 +213,11 @@ void TriageCommand::PrintList(const std::vector<const TriagedRequest*>& listed,
                                            "class",   "trace",       "evidence"};
   std::vector<std::vector<std::string>> rows;
   for (const TriagedRequest* t : listed)
-    rows.push_back({std::to_string(t->record->id), t->phase->stage + "/" + PhaseName(*t->phase),
-                    t->record->task_id.empty() ? "-" : t->record->task_id,
-                    std::string(report::TriageClassName(t->triage.triage_class)),
-                    t->record->trace_id.empty() ? "-" : t->record->trace_id,
-                    Join(t->triage.evidence, "; ")});
+    rows.push_back(
+        {std::to_string(t->record->id), t->phase->StageLabel() + "/" + PhaseName(*t->phase),
+         t->record->task_id.empty() ? "-" : t->record->task_id,
+         std::string(report::TriageClassName(t->triage.triage_class)),
+         t->record->trace_id.empty() ? "-" : t->record->trace_id, Join(t->triage.evidence, "; ")});
   // Every column aligned left, the evidence last and unpadded: it is as long as it needs to be.
   std::vector<size_t> widths(header.size() - 1);
   for (size_t i = 0; i < widths.size(); ++i) {
@@ -247,7 +247,7 @@ void TriageCommand::PrintCsv(const std::vector<const TriagedRequest*>& listed,
     const std::vector<std::string> fields = {
         run_id_,
         std::to_string(r.id),
-        t->phase->stage,
+        t->phase->StageLabel(),
         PhaseName(*t->phase),
         r.task_id,
         r.persona,

@@ -97,10 +97,6 @@ Result<std::vector<SampledAnswer>> ReadAnswers(store::Store& store, const std::s
                     .condition = row.condition,
                     .task_id = row.task_id,
                     .stage = row.stage};
-    // The answers at rest are taken in a step of their own, named after the stage.
-    const std::string suffix = " at rest";
-    if (a.stage.size() > suffix.size() && a.stage.ends_with(suffix))
-      a.stage.resize(a.stage.size() - suffix.size());
     a.record.answer_text = row.answer_text;
     a.record.tool_calls_json = row.tool_calls_json;
     a.record.http_status = row.http_status;

@@ -10,6 +10,7 @@ namespace {
 using json = nlohmann::json;
 
 std::string Scalar(const json& v) {
+  if (v.is_null()) return "";  // shown as "-"
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number()) return FormatNumber(v.get<double>());
   return v.dump();

@@ -127,16 +127,11 @@ void AddRecoverability(const store::RunFindings& findings, ReportModel& m) {
   AddProbes(findings, m);
 }
 
-// The answers sampled one at a time at rest are a step of their own, named after the stage.
-bool AtRest(const store::PhaseInfo& p) {
-  return p.stage.ends_with(" at rest");
-}
-
 // The phases a chart may draw: every phase not measured again by a resumed run.
 std::map<int64_t, const store::PhaseInfo*> LivePhases(const std::vector<store::PhaseInfo>& phases) {
   std::map<int64_t, const store::PhaseInfo*> phase_of;
   for (const store::PhaseInfo& p : phases)
-    if (p.status != "superseded") phase_of[p.id] = &p;
+    if (p.status != store::PhaseStatus::kSuperseded) phase_of[p.id] = &p;
   return phase_of;
 }
 
@@ -150,7 +145,7 @@ void AddSteadyDistributions(const std::vector<load::RequestRecord>& records,
     if (found == phase_of.end() || r.warmup || r.outcome != load::Outcome::kOk || !r.sent_ns)
       continue;
     const store::PhaseInfo& p = *found->second;
-    if (!profile && (p.phase != "steady" || AtRest(p))) continue;
+    if (!profile && (p.phase != "steady" || p.at_rest)) continue;
     const std::string stage =
         profile ? p.phase + (p.level ? " " + FormatNumber(*p.level) : std::string()) : p.stage;
     if (r.first_token_ns)
@@ -182,8 +177,9 @@ void AddSweep(const store::StageFindings& stage, ChartData& charts) {
 }
 
 bool InTimeline(const store::PhaseInfo& p, const std::string& final_stage) {
-  return p.status != "superseded" && p.stage == final_stage && !AtRest(p) && p.started_ns &&
-         p.ended_ns && (p.phase == "burst" || p.phase == "overload" || p.phase == "recovery");
+  return p.status != store::PhaseStatus::kSuperseded && p.stage == final_stage && !p.at_rest &&
+         p.started_ns && p.ended_ns &&
+         (p.phase == "burst" || p.phase == "overload" || p.phase == "recovery");
 }
 
 // The final stage's burst, overload and recovery, second by second from the first of them:
@@ -209,7 +205,7 @@ std::optional<std::pair<int64_t, int64_t>> AddTimeline(
   std::vector<std::vector<double>> ttft(seconds);
   for (const load::RequestRecord& r : records) {
     auto found = phase_of.find(r.phase_id);
-    if (found == phase_of.end() || found->second->stage != final_stage || AtRest(*found->second) ||
+    if (found == phase_of.end() || found->second->stage != final_stage || found->second->at_rest ||
         !r.sent_ns || *r.sent_ns < *from_ns || *r.sent_ns > *to_ns)
       continue;
     const size_t second = static_cast<size_t>((*r.sent_ns - *from_ns) / 1'000'000'000);

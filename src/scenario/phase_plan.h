@@ -21,6 +21,7 @@ struct PhaseStep {
   bool closed_loop = false;            // level is a concurrency
   std::optional<double> offered_rate;  // open loop: the drawn schedule's mean rate
   std::string label;                   // a fault-control step's name; "" for a load phase
+  bool at_rest = false;                // the answers sampled one at a time for review
   load::LoadOptions options;
 };
 

@@ -236,7 +236,7 @@ const store::PhaseInfo* Runner::Stored(const std::string& stage, const PhaseStep
   if (resume_ == nullptr) return nullptr;
   for (const store::PhaseInfo& phase : resume_->phases)
     if (phase.stage == stage && phase.phase == StoredName(step) && phase.level == step.level &&
-        phase.status != "superseded")
+        phase.at_rest == step.at_rest && phase.status != store::PhaseStatus::kSuperseded)
       return &phase;
   return nullptr;
 }
@@ -246,7 +246,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
                                    const LevelCriteria* level) {
   StepResult result{.stage = stage, .judged = step.label.empty() && Judged(step.kind)};
   if (const store::PhaseInfo* stored = Stored(stage, step)) {
-    if (stored->status == "complete" && !measure_again) {
+    if (stored->status == store::PhaseStatus::kComplete && !measure_again) {
       std::vector<load::RequestRecord> records;
       for (const load::RequestRecord& r : resume_->records)
         if (r.phase_id == stored->id) records.push_back(r);
@@ -264,7 +264,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
       return result;
     }
     // Cut short by the interruption, or needed again: measured anew, the old phase kept.
-    SG_RETURN_IF_ERROR(store_.SetPhaseStatus(stored->id, "superseded"));
+    SG_RETURN_IF_ERROR(store_.SetPhaseStatus(stored->id, store::PhaseStatus::kSuperseded));
   }
   const json config = {
       {"closed_loop", step.closed_loop},
@@ -277,8 +277,9 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   Result<StepRunner::Ran> ran = steps_->Run(
       {.stage = stage,
        .phase = StoredName(step),
+       .at_rest = step.at_rest,
        .level = step.level,
-       .label = stage + " " + StepName(step),
+       .label = stage + (step.at_rest ? " at rest " : " ") + StepName(step),
        .config = config,
        .options = step.options,
        .source = source,
@@ -422,7 +423,8 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
           if (const manifest::LoadPhase* r = scenario.FindPhase(PhaseKind::kRecovery))
             recovery.level = r->rate ? r->rate : std::optional<double>(r->concurrency);
           const store::PhaseInfo* stored = Stored(stage.effective.name, recovery);
-          measure_again = resume_ != nullptr && (!stored || stored->status != "complete");
+          measure_again =
+              resume_ != nullptr && (!stored || stored->status != store::PhaseStatus::kComplete);
         }
         Result<StepResult> step =
             RunStep(stage.effective.name, std::move(planned), source, measure_again);
@@ -488,7 +490,8 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
       report.samples_under_load = static_cast<int64_t>(under_load.size());
 
       if (scenario.quality.samples_at_rest > 0) {
-        PhaseStep at_rest{.kind = PhaseKind::kSteady, .level = 1, .closed_loop = true};
+        PhaseStep at_rest{
+            .kind = PhaseKind::kSteady, .level = 1, .closed_loop = true, .at_rest = true};
         at_rest.options = {.concurrency = 1,
                            .requests = scenario.quality.samples_at_rest,
                            .grace_s = 5,
@@ -516,8 +519,7 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
         const load::RequestSource one_each = [&requests, order](int64_t n) {
           return requests.ForTask(order[static_cast<size_t>(n) % order.size()]);
         };
-        Result<StepResult> rest =
-            RunStep(stage.effective.name + " at rest", std::move(at_rest), one_each);
+        Result<StepResult> rest = RunStep(stage.effective.name, std::move(at_rest), one_each);
         if (!rest.ok()) return rest.status();
         std::vector<std::pair<int64_t, int64_t>> at_rest_answers;
         for (const load::RequestRecord& r : RecordsOf(*rest))

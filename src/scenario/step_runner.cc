@@ -13,9 +13,10 @@ Result<StepRunner::Ran> StepRunner::Run(const Step& step) {
                                                       .ordinal = context_.next_ordinal++,
                                                       .stage = step.stage,
                                                       .phase = step.phase,
+                                                      .at_rest = step.at_rest,
                                                       .level = step.level,
                                                       .config_json = step.config.dump(),
-                                                      .status = "running"});
+                                                      .status = store::PhaseStatus::kRunning});
   if (!phase_id.ok()) return phase_id.status();
   ran.phase_id = *phase_id;
 
@@ -57,8 +58,9 @@ Result<StepRunner::Ran> StepRunner::Run(const Step& step) {
     if (!stored.contains(record.sequence)) rest.push_back(record);
   }
   SG_RETURN_IF_ERROR(context_.store.AddRequestsInBatches(rest));
-  SG_RETURN_IF_ERROR(context_.store.FinishPhase(ran.phase_id, load->started_ns, load->ended_ns,
-                                                load->interrupted ? "interrupted" : "complete"));
+  SG_RETURN_IF_ERROR(context_.store.FinishPhase(
+      ran.phase_id, load->started_ns, load->ended_ns,
+      load->interrupted ? store::PhaseStatus::kInterrupted : store::PhaseStatus::kComplete));
   ran.ended_early = end_schedule.load();
   ran.load = std::move(*load);
   return ran;

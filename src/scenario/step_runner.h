@@ -42,6 +42,7 @@ class StepRunner {
   struct Step {
     std::string stage;            // "profile" for a profile's levels
     std::string phase;            // the stored phase name
+    bool at_rest = false;         // the answers sampled one at a time for review
     std::optional<double> level;  // its rate or concurrency
     std::string label;            // the progress line's name for it
     nlohmann::json config = nlohmann::json::object();
@@ -58,8 +59,8 @@ class StepRunner {
 
   explicit StepRunner(Context context) : context_(std::move(context)) {}
 
-  /// Adds the phase, runs the load, stores every record and finishes the phase ("complete", or
-  /// "interrupted" after a stop). Fails only when the store or the engine's setup fails.
+  /// Adds the phase, runs the load, stores every record and finishes the phase (complete, or
+  /// interrupted after a stop). Fails only when the store or the engine's setup fails.
   Result<Ran> Run(const Step& step);
 
   int64_t next_ordinal() const { return context_.next_ordinal; }

@@ -159,6 +159,13 @@ const std::vector<std::string>& Migrations() {
       R"sql(
       ALTER TABLE runs ADD COLUMN findings_json TEXT NOT NULL DEFAULT '{}';
       )sql",
+      // 7: the answers sampled at rest are a field of their phase, not a suffix of its stage
+      // (" at rest", 8 characters, as earlier versions named them).
+      R"sql(
+      ALTER TABLE phases ADD COLUMN at_rest INTEGER NOT NULL DEFAULT 0;
+      UPDATE phases SET at_rest = 1, stage = substr(stage, 1, length(stage) - 8)
+        WHERE stage LIKE '% at rest';
+      )sql",
   };
   return kMigrations;
 }

@@ -21,6 +21,20 @@ constexpr std::pair<RunStatus, std::string_view> kRunStatusNames[] = {
     {RunStatus::kFailed, "failed"},
 };
 
+constexpr std::pair<PhaseStatus, std::string_view> kPhaseStatusNames[] = {
+    {PhaseStatus::kPending, "pending"},       {PhaseStatus::kRunning, "running"},
+    {PhaseStatus::kComplete, "complete"},     {PhaseStatus::kInterrupted, "interrupted"},
+    {PhaseStatus::kSuperseded, "superseded"},
+};
+
+// A status the store does not know (written by a later version) reads as interrupted: not
+// complete, so a resume measures it again.
+PhaseStatus PhaseStatusFromName(std::string_view name) {
+  for (const auto& [status, text] : kPhaseStatusNames)
+    if (text == name) return status;
+  return PhaseStatus::kInterrupted;
+}
+
 RunStatus RunStatusFromName(std::string_view name) {
   for (const auto& [status, text] : kRunStatusNames)
     if (text == name) return status;
@@ -95,6 +109,12 @@ std::string LikeLiteral(const std::string& text) {
 }
 
 }  // namespace
+
+std::string_view PhaseStatusName(PhaseStatus status) {
+  for (const auto& [value, text] : kPhaseStatusNames)
+    if (value == status) return text;
+  return "interrupted";
+}
 
 std::string_view RunStatusName(RunStatus status) {
   for (const auto& [value, name] : kRunStatusNames)
@@ -208,11 +228,12 @@ Result<int64_t> Store::AddPhase(const PhaseInfo& phase) {
   Result<Statement> insert = Statement::Prepare(
       *db_,
       "INSERT INTO phases (run_id, ordinal, stage, phase, level, config_json, started_ns, "
-      "ended_ns, status) VALUES (?,?,?,?,?,?,?,?,?)");
+      "ended_ns, status, at_rest) VALUES (?,?,?,?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
   insert->Bind(1, phase.run_id).Bind(2, phase.ordinal).Bind(3, phase.stage).Bind(4, phase.phase);
   insert->Bind(5, phase.level).Bind(6, phase.config_json).Bind(7, phase.started_ns);
-  insert->Bind(8, phase.ended_ns).Bind(9, phase.status);
+  insert->Bind(8, phase.ended_ns).Bind(9, PhaseStatusName(phase.status));
+  insert->Bind(10, int64_t{phase.at_rest});
   Status inserted = insert->Run();
   if (!inserted.ok()) return inserted.WithContext("phase " + phase.stage + "/" + phase.phase);
   int64_t id = db_->LastInsertId();
@@ -221,23 +242,23 @@ Result<int64_t> Store::AddPhase(const PhaseInfo& phase) {
 }
 
 Status Store::FinishPhase(int64_t phase_id, int64_t started_ns, int64_t ended_ns,
-                          const std::string& status) {
+                          PhaseStatus status) {
   Transaction transaction(*db_);
   SG_RETURN_IF_ERROR(transaction.begin_status());
   Result<Statement> update = Statement::Prepare(
       *db_, "UPDATE phases SET started_ns = ?, ended_ns = ?, status = ? WHERE id = ?");
   if (!update.ok()) return update.status();
-  update->Bind(1, started_ns).Bind(2, ended_ns).Bind(3, status).Bind(4, phase_id);
+  update->Bind(1, started_ns).Bind(2, ended_ns).Bind(3, PhaseStatusName(status)).Bind(4, phase_id);
   SG_RETURN_IF_ERROR(update->Run());
   if (sqlite3_changes(db_->handle()) == 0)
     return Status::NotFound("no phase " + std::to_string(phase_id));
   return transaction.Commit();
 }
 
-Status Store::SetPhaseStatus(int64_t phase_id, const std::string& status) {
+Status Store::SetPhaseStatus(int64_t phase_id, PhaseStatus status) {
   Result<Statement> update = Statement::Prepare(*db_, "UPDATE phases SET status = ? WHERE id = ?");
   if (!update.ok()) return update.status();
-  update->Bind(1, status).Bind(2, phase_id);
+  update->Bind(1, PhaseStatusName(status)).Bind(2, phase_id);
   SG_RETURN_IF_ERROR(update->Run());
   if (db_->Changes() == 0) return Status::NotFound("no phase " + std::to_string(phase_id));
   return Status::Ok();
@@ -246,8 +267,8 @@ Status Store::SetPhaseStatus(int64_t phase_id, const std::string& status) {
 Result<std::vector<PhaseInfo>> Store::ListPhases(const std::string& run_id) {
   Result<Statement> query = Statement::Prepare(
       *db_,
-      "SELECT id, run_id, ordinal, stage, phase, level, config_json, started_ns, ended_ns, status "
-      "FROM phases WHERE run_id = ? ORDER BY ordinal");
+      "SELECT id, run_id, ordinal, stage, phase, level, config_json, started_ns, ended_ns, status, "
+      "at_rest FROM phases WHERE run_id = ? ORDER BY ordinal");
   if (!query.ok()) return query.status();
   query->Bind(1, run_id);
   std::vector<PhaseInfo> phases;
@@ -262,7 +283,8 @@ Result<std::vector<PhaseInfo>> Store::ListPhases(const std::string& run_id) {
     phase.config_json = query->Text(6);
     phase.started_ns = query->OptionalInt(7);
     phase.ended_ns = query->OptionalInt(8);
-    phase.status = query->Text(9);
+    phase.status = PhaseStatusFromName(query->Text(9));
+    phase.at_rest = query->Int(10) != 0;
     phases.push_back(std::move(phase));
   }
   if (!query->status().ok()) return query->status();

@@ -36,17 +36,26 @@ struct RunInfo {
   std::optional<int64_t> finished_unix_ms;
 };
 
+/// A phase's state: pending (planned), running, complete, interrupted (cut short by a stop), or
+/// superseded (a resumed run measured it again; its records are kept but no longer read).
+enum class PhaseStatus { kPending, kRunning, kComplete, kInterrupted, kSuperseded };
+std::string_view PhaseStatusName(PhaseStatus status);
+
 struct PhaseInfo {
   int64_t id = 0;  // assigned by the store
   std::string run_id;
   int64_t ordinal = 0;  // run order within the run
   std::string stage;
   std::string phase;
+  bool at_rest = false;         // the answers sampled one at a time for review, not load
   std::optional<double> level;  // a sweep level, or the phase's rate or concurrency
   std::string config_json = "{}";
   std::optional<int64_t> started_ns;
   std::optional<int64_t> ended_ns;
-  std::string status = "pending";
+  PhaseStatus status = PhaseStatus::kPending;
+
+  /// How the console and triage name its stage: "tools", or "tools at rest".
+  std::string StageLabel() const { return at_rest ? stage + " at rest" : stage; }
 };
 
 /// One telemetry sample as stored: its series name, time on the run's clock and value.
@@ -84,11 +93,10 @@ class Store {
 
   /// Inserts the phase and returns its id.
   Result<int64_t> AddPhase(const PhaseInfo& phase);
-  Status FinishPhase(int64_t phase_id, int64_t started_ns, int64_t ended_ns,
-                     const std::string& status);
+  Status FinishPhase(int64_t phase_id, int64_t started_ns, int64_t ended_ns, PhaseStatus status);
   Result<std::vector<PhaseInfo>> ListPhases(const std::string& run_id);
   /// Sets a phase's status alone ("superseded": a resumed run measured it again).
-  Status SetPhaseStatus(int64_t phase_id, const std::string& status);
+  Status SetPhaseStatus(int64_t phase_id, PhaseStatus status);
 
   /// Appends the records in one transaction: all of them or, on error, none.
   Status AddRequests(std::span<const load::RequestRecord> records);

@@ -308,7 +308,10 @@ TEST_CASE("every command that reads the store survives a run of each kind",
   // Other quality thresholds: a different test, refused with the difference named.
   Ran refused = testing::RunStagegate(dir, {"compare", pending, ready});
   CHECK(refused.exit_code == 2);
-  CHECK(refused.out.find("  quality thresholds: ") != std::string::npos);
+  CHECK(refused.out.find("  quality thresholds differs at min_mean: - (baseline) / 3 (this run)") !=
+        std::string::npos);
+  CHECK(refused.out.find("  quality thresholds differs at min_pass_rate: - (baseline) / 0.7 (this "
+                         "run)") != std::string::npos);
 }
 
 TEST_CASE("report refuses an unknown run and an unknown format", "[cli][report]") {

@@ -50,8 +50,8 @@ struct Levels {
 };
 
 // A run whose quality section is `quality_json`, with four answers sampled: requests 1 and 2 at
-// rest (stage "steady at rest"), 3 and 4 under load (stage "steady"). Both reviewers score every
-// answer:
+// rest (stage "steady", a phase at rest), 3 and 4 under load (stage "steady"). Both reviewers score
+// every answer:
 //   request 1: r1 5/4/1, r2 5/4/1   weighted 14/3, passes
 //   request 2: r1 4/4/1, r2 4/4/1   weighted 4, passes
 //   request 3: r1 2/2/1, r2 4/2/1   weighted 8/3, below the pass rule; correctness 2 apart
@@ -71,7 +71,7 @@ struct ScoredRun {
            .started_unix_ms = 1};
     RequireOk(store->CreateRun(run));
     const int64_t at_rest = Ok(store->AddPhase(
-        {.run_id = run.id, .ordinal = 1, .stage = "steady at rest", .phase = "at rest"}));
+        {.run_id = run.id, .ordinal = 1, .stage = "steady", .phase = "steady", .at_rest = true}));
     const int64_t under_load =
         Ok(store->AddPhase({.run_id = run.id, .ordinal = 2, .stage = "steady", .phase = "load"}));
     std::vector<load::RequestRecord> records;

@@ -34,9 +34,9 @@ std::vector<std::pair<int64_t, int64_t>> AddSteady(store::Store& s, const std::s
                                       .stage = stage,
                                       .phase = "steady",
                                       .level = 4,
-                                      .status = "complete"});
+                                      .status = store::PhaseStatus::kComplete});
   REQUIRE(phase.ok());
-  REQUIRE(s.FinishPhase(*phase, 0, 10'000'000'000, "complete").ok());
+  REQUIRE(s.FinishPhase(*phase, 0, 10'000'000'000, store::PhaseStatus::kComplete).ok());
   std::vector<load::RequestRecord> records;
   std::vector<std::pair<int64_t, int64_t>> answered;
   const char* const tasks[] = {"hr-leave-carry-over", "it-password-reset", "it-vpn-disconnects",

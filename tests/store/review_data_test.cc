@@ -29,9 +29,9 @@ T Ok(Result<T> result) {
   return std::move(result).value();
 }
 
-// A store with runs "run-1" and "run-2". Run 1 has a phase "steady at rest" (requests 0-1) and a
-// phase "steady" (requests 2-4); run 2 has one phase (request 0). Request ids count from 1 in
-// that order.
+// A store with runs "run-1" and "run-2". Run 1 has a phase of stage "steady" at rest (requests
+// 0-1) and one under load (requests 2-4); run 2 has one phase (request 0). Request ids count from 1
+// in that order.
 struct ReviewStore {
   std::unique_ptr<Store> store;
   int64_t at_rest = 0, under_load = 0, other = 0;  // phase ids
@@ -45,7 +45,7 @@ struct ReviewStore {
                                   .scenario_json = "{}",
                                   .started_unix_ms = 1}));
     at_rest = Ok(store->AddPhase(
-        {.run_id = "run-1", .ordinal = 1, .stage = "steady at rest", .phase = "at rest"}));
+        {.run_id = "run-1", .ordinal = 1, .stage = "steady", .phase = "steady", .at_rest = true}));
     under_load =
         Ok(store->AddPhase({.run_id = "run-1", .ordinal = 2, .stage = "steady", .phase = "load"}));
     other =
@@ -115,7 +115,7 @@ TEST_CASE("ListSampledAnswers reads a run's sampled answers by request id", "[st
   CHECK(answers[0].request_id == 1);
   CHECK(answers[0].condition == "at_rest");
   CHECK(answers[0].task_id == "run-1-task-0");
-  CHECK(answers[0].stage == "steady at rest");
+  CHECK(answers[0].stage == "steady");
   CHECK(answers[0].answer_text == "answer 0 of run-1");
   CHECK(answers[0].http_status == 200);
   CHECK(answers[1].request_id == 2);

@@ -393,7 +393,7 @@ TEST_CASE("Store::Open migrates a version 1 store and keeps its data", "[store]"
   expected_phase.config_json = R"({"rate":2,"duration_s":60})";
   expected_phase.started_ns = 1250000;
   expected_phase.ended_ns = 60001250000;
-  expected_phase.status = "complete";
+  expected_phase.status = PhaseStatus::kComplete;
 
   RequestRecord answered;
   answered.id = 1;
@@ -549,8 +549,8 @@ TEST_CASE("Every run status round trips", "[store]") {
     CHECK(RunStatusName(status) == name);
     const RunInfo run = MakeRun("run-" + name, started++, std::nullopt, status);
     CheckOk(store->CreateRun(run));
-    CHECK(QueryText(store->TEST_database(), "SELECT status FROM runs WHERE id = 'run-" + name + "'") ==
-          name);
+    CHECK(QueryText(store->TEST_database(),
+                    "SELECT status FROM runs WHERE id = 'run-" + name + "'") == name);
     std::optional<RunInfo> found = FindRun(*store, run.id);
     REQUIRE(found.has_value());
     CheckRun(*found, run);
@@ -606,7 +606,7 @@ TEST_CASE("Phases round trip through AddPhase, FinishPhase and ListPhases", "[st
   second.phase = "rate-20";
   second.level = 20.5;
   second.config_json = R"({"rate":20.5,"duration_s":30})";
-  second.status = "pending";
+  second.status = PhaseStatus::kPending;
   PhaseInfo first;
   first.run_id = "run-1";
   first.ordinal = 1;
@@ -614,7 +614,7 @@ TEST_CASE("Phases round trip through AddPhase, FinishPhase and ListPhases", "[st
   first.phase = "warmup";
   first.started_ns = 12;
   first.ended_ns = 9'000'000'000'123;
-  first.status = "running";
+  first.status = PhaseStatus::kRunning;
   PhaseInfo elsewhere;
   elsewhere.run_id = "run-2";
   elsewhere.ordinal = 1;
@@ -636,14 +636,14 @@ TEST_CASE("Phases round trip through AddPhase, FinishPhase and ListPhases", "[st
   REQUIRE(phases.size() == 1u);
   CheckPhase(phases[0], elsewhere);
   CHECK(phases[0].config_json == "{}");  // the default
-  CHECK(phases[0].status == "pending");
+  CHECK(phases[0].status == PhaseStatus::kPending);
   CHECK_FALSE(phases[0].level.has_value());
 
   SECTION("FinishPhase records the times and status") {
-    CheckOk(store->FinishPhase(second.id, 100, 31'000'000'100, "complete"));
+    CheckOk(store->FinishPhase(second.id, 100, 31'000'000'100, PhaseStatus::kComplete));
     second.started_ns = 100;
     second.ended_ns = 31'000'000'100;
-    second.status = "complete";
+    second.status = PhaseStatus::kComplete;
     phases = ListPhases(*store, "run-1");
     REQUIRE(phases.size() == 2u);
     CheckPhase(phases[0], first);
@@ -651,7 +651,7 @@ TEST_CASE("Phases round trip through AddPhase, FinishPhase and ListPhases", "[st
   }
   SECTION("FinishPhase of an unknown id is not found") {
     const int64_t unknown = elsewhere.id + 100;
-    Status status = store->FinishPhase(unknown, 1, 2, "complete");
+    Status status = store->FinishPhase(unknown, 1, 2, PhaseStatus::kComplete);
     CHECK(status.code() == Status::Code::kNotFound);
     CHECK(status.message() == "no phase " + std::to_string(unknown));
   }
@@ -824,6 +824,45 @@ TEST_CASE("Fault results point at their requests, and judging a probe again repl
   judge("pass");
   CHECK(QueryInt(db, "SELECT COUNT(*) FROM fault_results") == 3);
   CHECK(QueryInt(db, "SELECT COUNT(*) FROM fault_results WHERE verdict = 'pass'") == 3);
+}
+
+}  // namespace
+}  // namespace stagegate::store
+
+namespace stagegate::store {
+namespace {
+
+TEST_CASE("Migration 7 turns the ' at rest' suffix of a stage into the phase's at_rest field",
+          "[store]") {
+  TempDir dir;
+  const std::string path = dir.File("v6.db");
+  {
+    std::unique_ptr<Database> db = OpenDatabase(path);
+    CheckOk(Migrate(*db, 6));
+    Exec(*db,
+         "INSERT INTO runs (id, scenario_name, scenario_file, fingerprint, scenario_json, status, "
+         "started_unix_ms) VALUES ('r', 's', 's.yaml', 'f', '{}', 'complete', 1);"
+         "INSERT INTO phases (run_id, ordinal, stage, phase, config_json, status) VALUES "
+         "('r', 1, 'tools', 'steady', '{}', 'complete'),"
+         "('r', 2, 'tools at rest', 'steady', '{}', 'complete'),"
+         "('r', 3, 'at rest', 'steady', '{}', 'complete');");
+  }
+  std::unique_ptr<Store> store = OpenStore(path);
+  Result<std::vector<PhaseInfo>> phases = store->ListPhases("r");
+  REQUIRE(phases.ok());
+  REQUIRE(phases->size() == 3);
+  CHECK((*phases)[0].stage == "tools");
+  CHECK_FALSE((*phases)[0].at_rest);
+  CHECK((*phases)[1].stage == "tools");
+  CHECK((*phases)[1].at_rest);
+  CHECK((*phases)[1].StageLabel() == "tools at rest");
+  CHECK((*phases)[2].stage == "at rest");  // a stage named "at rest" has no suffix to remove
+  CHECK_FALSE((*phases)[2].at_rest);
+  // And a phase stored at rest now reads back as one.
+  Result<int64_t> added = store->AddPhase(
+      {.run_id = "r", .ordinal = 4, .stage = "bare", .phase = "steady", .at_rest = true});
+  REQUIRE(added.ok());
+  CHECK(store->ListPhases("r")->back().at_rest);
 }
 
 }  // namespace
