@@ -82,15 +82,16 @@ const StepResult* StageResult::Find(PhaseKind kind) const {
 
 // Everything planned before the first request: the stages to run, each with its requests and
 // the steps of its phases (a sweep's levels are planned as they come, from the same seed).
+struct Runner::PlanStage {
+  manifest::EffectiveStage effective;
+  std::optional<StageRequests> requests;
+  std::vector<PhaseStep> steps;  // sweep: the first level only; the rest follow the results
+  bool skipped = false;
+};
+
 struct Runner::Plan {
-  struct Stage {
-    manifest::EffectiveStage effective;
-    std::optional<StageRequests> requests;
-    std::vector<PhaseStep> steps;  // sweep: the first level only; the rest follow the results
-    bool skipped = false;
-  };
   Endpoint endpoint;
-  std::vector<Stage> stages;
+  std::vector<PlanStage> stages;
   std::unique_ptr<sim::SimServer> sim;
   // Fault proxies in front of the tools of a target that is not our sim, by listening port: in
   // pass mode for the whole run, so the application's tool URL works through them.
@@ -122,7 +123,7 @@ Status Runner::Prepare(Plan& plan) {
       .sim = scenario.target.kind == manifest::TargetKind::kSim};
   if (plan.endpoint.model.empty()) plan.endpoint.model = scenario.manifest.model;
   for (size_t i = 0; i < stages.size(); ++i) {
-    Plan::Stage stage{.effective = stages[i]};
+    PlanStage stage{.effective = stages[i]};
     stage.skipped = !settings_.only_stage.empty() && stages[i].name != settings_.only_stage;
     Result<StageRequests> requests = StageRequests::Make(bundle_, stages[i], plan.endpoint);
     if (!requests.ok() && !stage.skipped) errors.push_back(requests.status().message());
@@ -193,7 +194,7 @@ Status Runner::Prepare(Plan& plan) {
     plan.sim = std::move(*server);
     plan.endpoint.base_url = plan.sim->base_url();
     // The requests were built before the sim had a port: build them again against it.
-    for (Plan::Stage& stage : plan.stages) {
+    for (PlanStage& stage : plan.stages) {
       Result<StageRequests> requests = StageRequests::Make(bundle_, stage.effective, plan.endpoint);
       if (requests.ok()) stage.requests = std::move(*requests);
     }
@@ -221,7 +222,7 @@ Status Runner::JudgeStep(StepResult& result, std::span<const load::RequestRecord
                          const LevelCriteria& level, const std::string& ended_early_reason) {
   // The server's own queue over the level, as a second witness of a queue that grows.
   std::vector<stats::QueueSample> queue;
-  if (flush_telemetry_) SG_RETURN_IF_ERROR(flush_telemetry_());
+  SG_RETURN_IF_ERROR(FlushTelemetry());
   Result<std::vector<std::pair<int64_t, double>>> waiting =
       store_.SeriesTotal(run_id_, "num_requests_waiting", result.started_ns, result.ended_ns);
   if (!waiting.ok()) return waiting.status();
@@ -308,6 +309,203 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   return result;
 }
 
+void Runner::StartTelemetry(const Plan& plan, RunReport& report) {
+  const manifest::Scenario& scenario = bundle_.scenario;
+  const int64_t interval_ms = scenario.telemetry.scrape_interval_ms;
+  if (interval_ms <= 0) return;
+  const auto scrape = [&](const std::string& source, const std::string& url) {
+    scrapers_.emplace_back(
+        TelemetrySource{.source = source, .url = url},
+        std::make_unique<telemetry::Scraper>(url, source, interval_ms, origin_ns_));
+    scrapers_.back().second->Start();
+  };
+  std::string metrics_url = scenario.target.metrics_url;
+  if (metrics_url.empty() && plan.sim) metrics_url = plan.sim->base_url() + "/metrics";
+  if (!metrics_url.empty()) scrape("metrics", metrics_url);
+  if (scenario.telemetry.gpu == manifest::GpuTelemetry::kDcgm)
+    scrape("dcgm", scenario.telemetry.dcgm_url);
+  if (scenario.telemetry.gpu != manifest::GpuTelemetry::kAuto) return;
+  Result<std::unique_ptr<telemetry::NvmlSampler>> opened = telemetry::NvmlSampler::Open();
+  if (!opened.ok()) {
+    report.notes.push_back("GPU telemetry: none (" + opened.status().message() + ")");
+    return;
+  }
+  nvml_ = std::move(*opened);
+  scrapers_.emplace_back(TelemetrySource{.source = "gpu", .url = "nvml"},
+                         std::make_unique<telemetry::Scraper>(
+                             "nvml",
+                             [sampler = nvml_.get(), this](int64_t& arrived_ns) {
+                               arrived_ns = clock_.NowNs();
+                               return sampler->Read();
+                             },
+                             "gpu", interval_ms, origin_ns_));
+  scrapers_.back().second->Start();
+}
+
+Status Runner::FlushTelemetry() {
+  for (auto& [info, scraper] : scrapers_) {
+    const std::vector<telemetry::TimedSample> samples = scraper->TakeSamples();
+    Result<int64_t> left_out = store_.AddTelemetry(run_id_, samples);
+    if (!left_out.ok()) return left_out.status();
+    info.samples += static_cast<int64_t>(samples.size()) - *left_out;
+  }
+  return Status::Ok();
+}
+
+Status Runner::FinishTelemetry(RunReport& report) {
+  for (auto& [info, scraper] : scrapers_)
+    scraper->Stop();
+  SG_RETURN_IF_ERROR(FlushTelemetry());
+  for (auto& [info, scraper] : scrapers_) {
+    const telemetry::ScrapeStats stats = scraper->stats();
+    info.scrapes = stats.scrapes;
+    info.failures = stats.failures;
+    info.last_error = stats.last_error;
+    report.telemetry.push_back(info);
+  }
+  scrapers_.clear();
+  return Status::Ok();
+}
+
+Status Runner::RunStagePhases(PlanStage& stage, size_t index, StageResult& result) {
+  const manifest::Scenario& scenario = bundle_.scenario;
+  const StageRequests& requests = *stage.requests;
+  const load::RequestSource source = [&requests](int64_t n) { return requests(n); };
+  std::optional<int64_t> overload_end_ns;
+  for (PhaseStep& planned : stage.steps) {
+    if (stop_.load()) break;
+    SG_RETURN_IF_ERROR(FlushTelemetry());
+    const PhaseKind kind = planned.kind;
+    if (kind == PhaseKind::kSweep) {
+      SG_RETURN_IF_ERROR(RunStageSweep(stage, index, source, result));
+      continue;
+    }
+    const int64_t schedule_ns =
+        planned.options.arrivals.empty() ? 0 : planned.options.arrivals.back().intended_ns;
+    // Recovery is timed from the end of the overload, on the same clock: when the recovery of a
+    // resumed run is still to measure, so is its overload.
+    bool measure_again = false;
+    if (kind == PhaseKind::kOverload) {
+      PhaseStep recovery{.kind = PhaseKind::kRecovery};
+      if (const manifest::LoadPhase* r = scenario.FindPhase(PhaseKind::kRecovery))
+        recovery.level = r->rate ? r->rate : std::optional<double>(r->concurrency);
+      const store::PhaseInfo* stored = Stored(stage.effective.name, recovery);
+      measure_again =
+          resume_ != nullptr && (!stored || stored->status != store::PhaseStatus::kComplete);
+    }
+    Result<StepResult> step =
+        RunStep(stage.effective.name, std::move(planned), source, measure_again);
+    if (!step.ok()) return step.status();
+    if (kind == PhaseKind::kOverload) {
+      result.overload = FindOverload(RecordsOf(*step), scenario.recovery, refusal_tasks_);
+      const int64_t span = step->step.options.duration_s
+                               ? static_cast<int64_t>(*step->step.options.duration_s * 1e9)
+                               : schedule_ns;
+      overload_end_ns = step->started_ns + span;
+    }
+    if (kind == PhaseKind::kRecovery && overload_end_ns) {
+      result.recovery_criteria = RecoveryCriteriaOf(scenario);
+      result.recovery = stats::FindRecovery(RecoverySamples(RecordsOf(*step), *overload_end_ns),
+                                            result.recovery_criteria);
+      result.recovery_observed_s = static_cast<double>(step->ended_ns - *overload_end_ns) / 1e9;
+    }
+    result.steps.push_back(std::move(*step));
+  }
+  return Status::Ok();
+}
+
+Status Runner::RunStageSweep(const PlanStage& stage, size_t index,
+                             const load::RequestSource& source, StageResult& result) {
+  // A fixed list of levels with bisection, or a search for the sustained capacity. Every level
+  // is judged on its thresholds, on whether the load was sustained, and on whether it ran long
+  // enough to tell.
+  const manifest::Scenario& scenario = bundle_.scenario;
+  const manifest::LoadPhase& phase = *scenario.FindPhase(PhaseKind::kSweep);
+  const uint64_t seed = settings_.seed.value_or(scenario.seed);
+  const LevelCriteria criteria = LevelCriteriaOf(phase, scenario.thresholds, refusal_tasks_);
+  const RunLevel run_level = [&](double level) -> Result<stats::LevelOutcome> {
+    Result<PhaseStep> step = PlanPhase(phase, level, StepSeed(seed, index, PhaseKind::kSweep),
+                                       scenario.target.timeouts, settings_.workers);
+    if (!step.ok()) return step.status();
+    Result<StepResult> ran =
+        RunStep(stage.effective.name, std::move(*step), source, false, &criteria);
+    if (!ran.ok()) return ran.status();
+    stats::LevelOutcome outcome = OutcomeOf(level, *ran->level, ran->metrics);
+    result.steps.push_back(std::move(*ran));
+    return outcome;
+  };
+  Result<SweepResult> sweep = RunSweep(SweepPlanOf(phase), run_level, stop_, clock_);
+  if (!sweep.ok()) return sweep.status();
+  result.capacity = sweep->finding;
+  result.sweep_levels = sweep->outcomes;
+  result.sweep_search = phase.search;
+  result.sweep_took_s = sweep->took_s;
+  return Status::Ok();
+}
+
+Status Runner::SampleAnswers(const StageRequests& requests, const StageResult& stage,
+                             RunReport& report) {
+  // From the steady phase under load: one answer a task. Which is which stays in the store,
+  // away from reviewers.
+  const manifest::Scenario& scenario = bundle_.scenario;
+  std::vector<std::pair<int64_t, int64_t>> under_load;
+  std::optional<int64_t> steady_phase_id;
+  if (const StepResult* steady = stage.Find(PhaseKind::kSteady)) {
+    steady_phase_id = steady->phase_id;
+    std::set<std::string> tasks;
+    for (const load::RequestRecord& r : records_) {
+      if (static_cast<int64_t>(under_load.size()) >= scenario.quality.samples_under_load) break;
+      if (r.phase_id != steady->phase_id || r.outcome != load::Outcome::kOk) continue;
+      if (!tasks.insert(r.task_id).second) continue;
+      under_load.push_back({r.phase_id, r.sequence});
+    }
+  }
+  SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "under_load", under_load));
+  report.samples_under_load = static_cast<int64_t>(under_load.size());
+  if (scenario.quality.samples_at_rest <= 0) return Status::Ok();
+  return SampleAtRest(requests, stage.name, steady_phase_id, report);
+}
+
+Status Runner::SampleAtRest(const StageRequests& requests, const std::string& stage,
+                            std::optional<int64_t> steady_phase_id, RunReport& report) {
+  const manifest::Scenario& scenario = bundle_.scenario;
+  PhaseStep at_rest{.kind = PhaseKind::kSteady, .level = 1, .closed_loop = true, .at_rest = true};
+  at_rest.options = {.concurrency = 1,
+                     .requests = scenario.quality.samples_at_rest,
+                     .grace_s = 5,
+                     .workers = 1,
+                     .timeouts = {.connect_ms = scenario.target.timeouts.connect_ms,
+                                  .first_token_ms = scenario.target.timeouts.first_token_ms,
+                                  .total_ms = scenario.target.timeouts.total_ms}};
+  // Task by task in the stage's order (in turns across categories): those answered under load
+  // first, so that the samples pair up; then those not sent under load; last those refused or
+  // failed under load (a restricted task is refused at rest too, and leaves no answer to review).
+  std::map<std::string, int> rank;  // 0 answered, 2 refused or failed; absent: not sent
+  for (const load::RequestRecord& r : records_) {
+    if (!steady_phase_id || r.phase_id != *steady_phase_id) continue;
+    const int here = r.outcome == load::Outcome::kOk ? 0 : 2;
+    const auto [at, added] = rank.try_emplace(r.task_id, here);
+    if (!added) at->second = std::min(at->second, here);
+  }
+  std::vector<size_t> order;
+  for (const int wanted : {0, 1, 2})
+    for (size_t t = 0; t < requests.task_count(); ++t) {
+      const auto found = rank.find(requests.ForTask(t).task_id);
+      if ((found == rank.end() ? 1 : found->second) == wanted) order.push_back(t);
+    }
+  const load::RequestSource one_each = [&requests, order](int64_t n) {
+    return requests.ForTask(order[static_cast<size_t>(n) % order.size()]);
+  };
+  Result<StepResult> rest = RunStep(stage, std::move(at_rest), one_each);
+  if (!rest.ok()) return rest.status();
+  std::vector<std::pair<int64_t, int64_t>> answers;
+  for (const load::RequestRecord& r : RecordsOf(*rest))
+    if (r.outcome == load::Outcome::kOk) answers.push_back({r.phase_id, r.sequence});
+  SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "at_rest", answers));
+  report.samples_at_rest = static_cast<int64_t>(answers.size());
+  return Status::Ok();
+}
+
 Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Status()>& on_planned,
                               const ResumeFrom* resume) {
   resume_ = resume;
@@ -328,206 +526,29 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
                                      .next_ordinal = next_ordinal_});
   RunReport report{.run_id = run_id};
   const manifest::Scenario& scenario = bundle_.scenario;
+  // Telemetry on the same clock as the requests, for the whole run; samples go to the store
+  // after every step, as records do, and at the end.
+  StartTelemetry(plan, report);
+  size_t final_stage = 0;
+  for (size_t i = 0; i < plan.stages.size(); ++i)
+    if (!plan.stages[i].skipped) final_stage = i;
 
-  // Telemetry on the same clock as the requests, for the whole run.
-  // The sampler outlives the scrapers that read it (they are destroyed, and stopped, first).
-  std::unique_ptr<telemetry::NvmlSampler> nvml;
-  std::vector<std::pair<TelemetrySource, std::unique_ptr<telemetry::Scraper>>> scrapers;
-  const int64_t interval_ms = scenario.telemetry.scrape_interval_ms;
-  const auto scrape = [&](const std::string& source, const std::string& url) {
-    scrapers.emplace_back(
-        TelemetrySource{.source = source, .url = url},
-        std::make_unique<telemetry::Scraper>(url, source, interval_ms, origin_ns_));
-    scrapers.back().second->Start();
-  };
-  std::string metrics_url = scenario.target.metrics_url;
-  if (metrics_url.empty() && plan.sim) metrics_url = plan.sim->base_url() + "/metrics";
-  if (interval_ms > 0 && !metrics_url.empty()) scrape("metrics", metrics_url);
-  if (interval_ms > 0 && scenario.telemetry.gpu == manifest::GpuTelemetry::kDcgm)
-    scrape("dcgm", scenario.telemetry.dcgm_url);
-  if (scenario.telemetry.gpu == manifest::GpuTelemetry::kAuto && interval_ms > 0) {
-    Result<std::unique_ptr<telemetry::NvmlSampler>> opened = telemetry::NvmlSampler::Open();
-    if (opened.ok()) {
-      nvml = std::move(*opened);
-      scrapers.emplace_back(TelemetrySource{.source = "gpu", .url = "nvml"},
-                            std::make_unique<telemetry::Scraper>(
-                                "nvml",
-                                [sampler = nvml.get(), this](int64_t& arrived_ns) {
-                                  arrived_ns = clock_.NowNs();
-                                  return sampler->Read();
-                                },
-                                "gpu", interval_ms, origin_ns_));
-      scrapers.back().second->Start();
-    } else {
-      report.notes.push_back("GPU telemetry: none (" + opened.status().message() + ")");
-    }
-  }
-  // Samples go to the store after every step, as records do, and at the end.
-  const auto store_telemetry = [&]() -> Status {
-    for (auto& [info, scraper] : scrapers) {
-      const std::vector<telemetry::TimedSample> samples = scraper->TakeSamples();
-      Result<int64_t> left_out = store_.AddTelemetry(run_id_, samples);
-      if (!left_out.ok()) return left_out.status();
-      info.samples += static_cast<int64_t>(samples.size()) - *left_out;
-    }
-    return Status::Ok();
-  };
-  flush_telemetry_ = store_telemetry;
-  const auto finish_telemetry = [&]() -> Status {
-    flush_telemetry_ = nullptr;
-    for (auto& [info, scraper] : scrapers)
-      scraper->Stop();
-    SG_RETURN_IF_ERROR(store_telemetry());
-    for (auto& [info, scraper] : scrapers) {
-      const telemetry::ScrapeStats stats = scraper->stats();
-      info.scrapes = stats.scrapes;
-      info.failures = stats.failures;
-      info.last_error = stats.last_error;
-      report.telemetry.push_back(info);
-    }
-    return Status::Ok();
-  };
-  const uint64_t seed = settings_.seed.value_or(scenario.seed);
   bool stopped_by_policy = false;
-  const size_t final_stage = [&] {
-    size_t last = 0;
-    for (size_t i = 0; i < plan.stages.size(); ++i)
-      if (!plan.stages[i].skipped) last = i;
-    return last;
-  }();
-
   for (size_t i = 0; i < plan.stages.size(); ++i) {
-    Plan::Stage& stage = plan.stages[i];
+    PlanStage& stage = plan.stages[i];
     StageResult stage_result{.name = stage.effective.name};
     if (stage.skipped || stopped_by_policy || stop_.load()) {
       stage_result.skipped = true;
       report.stages.push_back(std::move(stage_result));
       continue;
     }
+    SG_RETURN_IF_ERROR(RunStagePhases(stage, i, stage_result));
+    // Quality samples of the final stage: at rest, one request at a time, and under load.
     const StageRequests& requests = *stage.requests;
-    const load::RequestSource source = [&requests](int64_t n) { return requests(n); };
-    std::optional<int64_t> overload_end_ns;
-    for (PhaseStep& planned : stage.steps) {
-      if (stop_.load()) break;
-      SG_RETURN_IF_ERROR(store_telemetry());
-      const PhaseKind kind = planned.kind;
-      const manifest::LoadPhase& phase = *scenario.FindPhase(kind);
-      if (kind != PhaseKind::kSweep) {
-        const int64_t schedule_ns =
-            planned.options.arrivals.empty() ? 0 : planned.options.arrivals.back().intended_ns;
-        // Recovery is timed from the end of the overload, on the same clock: when the recovery
-        // of a resumed run is still to measure, so is its overload.
-        bool measure_again = false;
-        if (kind == PhaseKind::kOverload) {
-          PhaseStep recovery{.kind = PhaseKind::kRecovery};
-          if (const manifest::LoadPhase* r = scenario.FindPhase(PhaseKind::kRecovery))
-            recovery.level = r->rate ? r->rate : std::optional<double>(r->concurrency);
-          const store::PhaseInfo* stored = Stored(stage.effective.name, recovery);
-          measure_again =
-              resume_ != nullptr && (!stored || stored->status != store::PhaseStatus::kComplete);
-        }
-        Result<StepResult> step =
-            RunStep(stage.effective.name, std::move(planned), source, measure_again);
-        if (!step.ok()) return step.status();
-        if (kind == PhaseKind::kOverload) {
-          stage_result.overload = FindOverload(RecordsOf(*step), scenario.recovery, refusal_tasks_);
-          const int64_t span = step->step.options.duration_s
-                                   ? static_cast<int64_t>(*step->step.options.duration_s * 1e9)
-                                   : schedule_ns;
-          overload_end_ns = step->started_ns + span;
-        }
-        if (kind == PhaseKind::kRecovery && overload_end_ns) {
-          stage_result.recovery_criteria = RecoveryCriteriaOf(scenario);
-          stage_result.recovery = stats::FindRecovery(
-              RecoverySamples(RecordsOf(*step), *overload_end_ns), stage_result.recovery_criteria);
-          stage_result.recovery_observed_s =
-              static_cast<double>(step->ended_ns - *overload_end_ns) / 1e9;
-        }
-        stage_result.steps.push_back(std::move(*step));
-        continue;
-      }
-      // The sweep: a fixed list of levels with bisection, or a search for the sustained
-      // capacity. Every level is judged on its thresholds, on whether the load was sustained,
-      // and on whether it ran long enough to tell.
-      const LevelCriteria criteria = LevelCriteriaOf(phase, scenario.thresholds, refusal_tasks_);
-      const RunLevel run_level = [&](double level) -> Result<stats::LevelOutcome> {
-        Result<PhaseStep> step = PlanPhase(phase, level, StepSeed(seed, i, kind),
-                                           scenario.target.timeouts, settings_.workers);
-        if (!step.ok()) return step.status();
-        Result<StepResult> result =
-            RunStep(stage.effective.name, std::move(*step), source, false, &criteria);
-        if (!result.ok()) return result.status();
-        stats::LevelOutcome outcome = OutcomeOf(level, *result->level, result->metrics);
-        stage_result.steps.push_back(std::move(*result));
-        return outcome;
-      };
-      Result<SweepResult> sweep = RunSweep(SweepPlanOf(phase), run_level, stop_, clock_);
-      if (!sweep.ok()) return sweep.status();
-      stage_result.capacity = sweep->finding;
-      stage_result.sweep_levels = sweep->outcomes;
-      stage_result.sweep_search = phase.search;
-      stage_result.sweep_took_s = sweep->took_s;
-    }
-
-    // Quality samples of the final stage: at rest, one request at a time, and from the steady
-    // phase under load. Which is which stays in the store, away from reviewers.
     if (i == final_stage && requests.task_count() == 0)
       report.notes.push_back("no quality samples: the input is synthetic, with no task to review");
-    if (i == final_stage && !stop_.load() && requests.task_count() > 0) {
-      std::vector<std::pair<int64_t, int64_t>> under_load;
-      std::optional<int64_t> steady_phase_id;
-      if (const StepResult* steady = stage_result.Find(PhaseKind::kSteady)) {
-        steady_phase_id = steady->phase_id;
-        std::set<std::string> tasks;
-        for (const load::RequestRecord& r : records_) {
-          if (static_cast<int64_t>(under_load.size()) >= scenario.quality.samples_under_load) break;
-          if (r.phase_id != steady->phase_id || r.outcome != load::Outcome::kOk) continue;
-          if (!tasks.insert(r.task_id).second) continue;  // one answer a task
-          under_load.push_back({r.phase_id, r.sequence});
-        }
-      }
-      SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "under_load", under_load));
-      report.samples_under_load = static_cast<int64_t>(under_load.size());
-
-      if (scenario.quality.samples_at_rest > 0) {
-        PhaseStep at_rest{
-            .kind = PhaseKind::kSteady, .level = 1, .closed_loop = true, .at_rest = true};
-        at_rest.options = {.concurrency = 1,
-                           .requests = scenario.quality.samples_at_rest,
-                           .grace_s = 5,
-                           .workers = 1,
-                           .timeouts = {.connect_ms = scenario.target.timeouts.connect_ms,
-                                        .first_token_ms = scenario.target.timeouts.first_token_ms,
-                                        .total_ms = scenario.target.timeouts.total_ms}};
-        // Task by task in the stage's order (in turns across categories): those answered under
-        // load first, so that the samples pair up; then those not sent under load; last those
-        // refused or failed under load (a restricted task is refused at rest too, and leaves no
-        // answer to review).
-        std::map<std::string, int> rank;  // 0 answered, 2 refused or failed; absent: not sent
-        for (const load::RequestRecord& r : records_) {
-          if (!steady_phase_id || r.phase_id != *steady_phase_id) continue;
-          const int here = r.outcome == load::Outcome::kOk ? 0 : 2;
-          const auto [at, added] = rank.try_emplace(r.task_id, here);
-          if (!added) at->second = std::min(at->second, here);
-        }
-        std::vector<size_t> order;
-        for (const int wanted : {0, 1, 2})
-          for (size_t t = 0; t < requests.task_count(); ++t) {
-            const auto found = rank.find(requests.ForTask(t).task_id);
-            if ((found == rank.end() ? 1 : found->second) == wanted) order.push_back(t);
-          }
-        const load::RequestSource one_each = [&requests, order](int64_t n) {
-          return requests.ForTask(order[static_cast<size_t>(n) % order.size()]);
-        };
-        Result<StepResult> rest = RunStep(stage.effective.name, std::move(at_rest), one_each);
-        if (!rest.ok()) return rest.status();
-        std::vector<std::pair<int64_t, int64_t>> at_rest_answers;
-        for (const load::RequestRecord& r : RecordsOf(*rest))
-          if (r.outcome == load::Outcome::kOk) at_rest_answers.push_back({r.phase_id, r.sequence});
-        SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "at_rest", at_rest_answers));
-        report.samples_at_rest = static_cast<int64_t>(at_rest_answers.size());
-      }
-    }
+    if (i == final_stage && !stop_.load() && requests.task_count() > 0)
+      SG_RETURN_IF_ERROR(SampleAnswers(requests, stage_result, report));
     if (!stage_result.passed() && scenario.on_stage_failure == manifest::OnStageFailure::kStop) {
       stopped_by_policy = true;
       report.notes.push_back("stage '" + stage_result.name +
@@ -539,7 +560,7 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
     SG_RETURN_IF_ERROR(RunDenialProbes(*plan.stages[final_stage].requests, plan.endpoint, report));
   if (!stop_.load() && plan.stages[final_stage].requests)
     SG_RETURN_IF_ERROR(RunToolOutageProbes(*plan.stages[final_stage].requests, plan, report));
-  SG_RETURN_IF_ERROR(finish_telemetry());
+  SG_RETURN_IF_ERROR(FinishTelemetry(report));
   report.interrupted = stop_.load();
   return report;
 }

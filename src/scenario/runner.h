@@ -26,6 +26,8 @@
 #include "stats/capacity.h"
 #include "stats/recovery.h"
 #include "store/store.h"
+#include "telemetry/nvml.h"
+#include "telemetry/scraper.h"
 
 namespace stagegate::scenario {
 
@@ -138,6 +140,7 @@ class Runner {
 
  private:
   struct Plan;
+  struct PlanStage;
   Status Prepare(Plan& plan);
   /// Runs a step, or takes it from the run being resumed when its phase completed there (not
   /// when `measure_again`: then the stored phase is marked superseded).
@@ -172,6 +175,23 @@ class Runner {
   /// The stored phase of a step, if the run being resumed has one.
   const store::PhaseInfo* Stored(const std::string& stage, const PhaseStep& step) const;
 
+  /// Starts the scrapers of the target's /metrics, a DCGM exporter or NVML, on the run's clock.
+  void StartTelemetry(const Plan& plan, RunReport& report);
+  /// Stores the samples scraped since the last flush.
+  Status FlushTelemetry();
+  /// Stops the scrapers, stores what is left and records each source in the report.
+  Status FinishTelemetry(RunReport& report);
+  /// A stage's load phases in order (overload and recovery judged together), the sweep among
+  /// them.
+  Status RunStagePhases(PlanStage& stage, size_t index, StageResult& result);
+  /// The stage's sweep or capacity search, every level judged.
+  Status RunStageSweep(const PlanStage& stage, size_t index, const load::RequestSource& source,
+                       StageResult& result);
+  /// The answers sampled for review from the final stage: under load, then at rest.
+  Status SampleAnswers(const StageRequests& requests, const StageResult& stage, RunReport& report);
+  Status SampleAtRest(const StageRequests& requests, const std::string& stage,
+                      std::optional<int64_t> steady_phase_id, RunReport& report);
+
   const manifest::Bundle& bundle_;
   RunSettings settings_;
   store::Store& store_;
@@ -180,8 +200,10 @@ class Runner {
   const Clock& clock_ = SteadyClock::Get();
   std::string run_id_;
   int64_t origin_ns_ = 0;
-  std::optional<StepRunner> steps_;          // set once the run starts
-  std::function<Status()> flush_telemetry_;  // scraped samples into the store
+  std::optional<StepRunner> steps_;  // set once the run starts
+  // The telemetry sources; the sampler outlives the scrapers that read it (destroyed first).
+  std::unique_ptr<telemetry::NvmlSampler> nvml_;
+  std::vector<std::pair<TelemetrySource, std::unique_ptr<telemetry::Scraper>>> scrapers_;
   std::vector<load::RequestRecord> records_;
   std::set<std::string> refusal_tasks_;  // a denial of these is the right answer
   const ResumeFrom* resume_ = nullptr;
