@@ -383,11 +383,26 @@ void DecideVerdict(const Thresholds& t, QualitySummary& s) {
     for (std::string& failure : ThresholdFailures(t, g))
       failures.push_back(std::move(failure));
   }
+  s.pending_reasons = static_cast<int64_t>(s.reasons.size());
   s.reasons.insert(s.reasons.end(), failures.begin(), failures.end());
-  s.verdict = !failures.empty() ? "fail" : pending ? "pending" : "pass";
+  s.verdict = !failures.empty() ? QualityVerdict::kFail
+              : pending         ? QualityVerdict::kPending
+                                : QualityVerdict::kPass;
 }
 
 }  // namespace
+
+std::string_view Name(QualityVerdict verdict) {
+  switch (verdict) {
+    case QualityVerdict::kPass:
+      return "pass";
+    case QualityVerdict::kFail:
+      return "fail";
+    case QualityVerdict::kPending:
+      break;
+  }
+  return "pending";
+}
 
 Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInfo& run,
                                         const manifest::Bundle* bundle) {
@@ -403,9 +418,10 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   Result<Rubric> rubric = ReadRubric(store, run.id);
   if (!rubric.ok()) return rubric.status();
   if (rubric->criteria.empty()) {
-    s.verdict = "pending";
+    s.verdict = QualityVerdict::kPending;
     s.reasons.push_back("no answers have been exported for review yet (stagegate export " + run.id +
                         ")");
+    s.pending_reasons = 1;
     return s;
   }
 
@@ -488,7 +504,7 @@ json QualityToJson(const QualitySummary& s) {
   json by_kind = json::object();
   for (const auto& [kind, counts] : s.automated.by_kind)
     by_kind[kind] = {{"passed", counts.first}, {"run", counts.second}};
-  return {{"verdict", s.verdict},
+  return {{"verdict", Name(s.verdict)},
           {"reasons", s.reasons},
           {"answers", {{"sampled", s.sampled}, {"assigned", s.assigned}, {"scored", s.scored}}},
           {"reviewers", s.reviewers},
@@ -509,8 +525,8 @@ json QualityToJson(const QualitySummary& s) {
 
 std::vector<std::string> QualityLines(const QualitySummary& s) {
   std::vector<std::string> lines;
-  lines.push_back("quality: " + s.verdict + " (" + std::to_string(s.scored) + " of " +
-                  std::to_string(s.sampled) + " sampled answers fully scored by " +
+  lines.push_back("quality: " + std::string(Name(s.verdict)) + " (" + std::to_string(s.scored) +
+                  " of " + std::to_string(s.sampled) + " sampled answers fully scored by " +
                   std::to_string(s.reviewers) + " reviewers)");
   for (const std::string& reason : s.reasons)
     lines.push_back("  " + reason);

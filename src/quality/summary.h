@@ -65,11 +65,18 @@ struct AutomatedChecks {
   std::vector<std::string> failures;  // "answer 12 (hr-leave-carry-over): the answer does not ..."
 };
 
+/// pass: the scores meet every threshold; fail: one is missed; pending: it cannot be told yet
+/// (too few scores, an agreement that cannot be computed, nothing exported).
+enum class QualityVerdict { kPass, kFail, kPending };
+std::string_view Name(QualityVerdict verdict);  // "pass", "fail", "pending"
+
 /// Condition 2 of the release report: independent reviewers' scores, their agreement and effort,
 /// and apart from them the corpus's automated checks.
 struct QualitySummary {
-  std::string verdict;                            // "pass", "fail" or "pending"
-  std::vector<std::string> reasons;               // why not pass
+  QualityVerdict verdict = QualityVerdict::kPending;
+  /// Why not pass: first what is still missing (`pending_reasons` of them), then what failed.
+  std::vector<std::string> reasons;
+  int64_t pending_reasons = 0;
   int64_t sampled = 0, assigned = 0, scored = 0;  // answers
   int64_t reviewers = 0;
   std::vector<GroupScores> groups;  // "all", "at_rest", "under_load", "stage <s>", "category <c>"
@@ -77,7 +84,7 @@ struct QualitySummary {
   std::vector<Adjudication> adjudication;
   std::vector<ReviewerEffort> effort;
   AutomatedChecks automated;
-  std::vector<GroupScores> judges;  // each LLM judge ("judge:<model>"), apart from the above
+  std::vector<GroupScores> judges;    // each LLM judge ("judge:<model>"), apart from the above
   std::vector<double> answer_scores;  // each scored answer's weighted mean (for comparisons)
   std::vector<std::string> notes;
 };

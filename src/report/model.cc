@@ -58,7 +58,7 @@ void AddResponsiveness(const store::RunFindings& findings, ReportModel& m) {
 }
 
 void AddQuality(const quality::QualitySummary& q, ReportModel& m) {
-  if (q.verdict == "pass") {
+  if (q.verdict == quality::QualityVerdict::kPass) {
     const quality::GroupScores* all = q.groups.empty() ? nullptr : &q.groups.front();
     m.checks.push_back(
         {.condition = Condition::kQuality,
@@ -70,15 +70,14 @@ void AddQuality(const quality::QualitySummary& q, ReportModel& m) {
              (all && all->pass_rate() ? ", pass rate " + FormatNumber(*all->pass_rate(), 2) : "")});
     return;
   }
-  for (const std::string& reason : q.reasons) {
-    // A failing verdict's reasons may include pending ones (too few scores): those stay pending.
-    const bool pending = q.verdict != "fail" || reason.find("fully scored") != std::string::npos ||
-                         reason.find("cannot be computed") != std::string::npos;
+  // What is still missing stays pending even beside a failure.
+  for (size_t i = 0; i < q.reasons.size(); ++i)
     m.checks.push_back({.condition = Condition::kQuality,
-                        .name = reason,
-                        .status = pending ? CheckStatus::kPending : CheckStatus::kFail,
+                        .name = q.reasons[i],
+                        .status = static_cast<int64_t>(i) < q.pending_reasons
+                                      ? CheckStatus::kPending
+                                      : CheckStatus::kFail,
                         .detail = ""});
-  }
 }
 
 void AddProbes(const store::RunFindings& findings, ReportModel& m) {

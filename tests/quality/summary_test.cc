@@ -214,10 +214,11 @@ TEST_CASE("SummarizeQuality groups, agrees, times and judges the reviewers' scor
   CHECK(s.judges[0].weighted_mean.value_or(-1) == Approx(3));
   CHECK(s.judges[0].passed == 1);
 
-  CHECK(s.verdict == "fail");
+  CHECK(s.verdict == QualityVerdict::kFail);
   CHECK(s.reasons == Strings{"under load: mean score 2.83 < 3", "under load: pass rate 0 < 0.5",
                              "under load: clarity mean 2.5 < 3",
                              "under load: 1 answers below the floor of a hard criterion"});
+  CHECK(s.pending_reasons == 0);  // every reason is a failure
   CHECK(s.notes ==
         Strings{"automated checks not run: the run's scenario and corpus could not be read"});
 }
@@ -234,7 +235,7 @@ TEST_CASE("SummarizeQuality reads min_mean and min_pass_rate of null as not set"
   INFO(s.status().message());
   REQUIRE(s.ok());
   CHECK(s->scored == 4);
-  CHECK(s->verdict == "fail");
+  CHECK(s->verdict == QualityVerdict::kFail);
   CHECK(s->reasons == Strings{"under load: correctness mean 3 < 4",
                               "under load: 1 answers below the floor of a hard criterion"});
 }
@@ -254,7 +255,7 @@ TEST_CASE("SummarizeQuality takes the default of a threshold that is null or not
 
   INFO(s.status().message());
   REQUIRE(s.ok());
-  CHECK(s->verdict == "fail");
+  CHECK(s->verdict == QualityVerdict::kFail);
   CHECK(s->reasons ==
         Strings{"4 answers are fully scored; at least 30 are needed",
                 "reviewers do not agree enough on correctness (kappa 0.5 < 0.6), so its scores "
@@ -274,9 +275,10 @@ TEST_CASE("SummarizeQuality is pending before anything is exported", "[quality][
 
   const QualitySummary s = Ok(SummarizeQuality(*store, run, nullptr));
 
-  CHECK(s.verdict == "pending");
+  CHECK(s.verdict == QualityVerdict::kPending);
   CHECK(s.reasons ==
         Strings{"no answers have been exported for review yet (stagegate export run-e)"});
+  CHECK(s.pending_reasons == 1);  // the report keeps it pending, not failed
   CHECK(s.sampled == 0);
 }
 
