@@ -14,9 +14,24 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "base/strings.h"
 
 namespace stagegate::testing {
+
+// A Status that must be ok: the test stops with its message otherwise.
+inline void RequireOk(const Status& status) {
+  INFO(status.message());
+  REQUIRE(status.ok());
+}
+
+// The value of a Result that must be ok: the test stops with its message otherwise.
+template <typename T>
+T Ok(Result<T> result) {
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  return std::move(result).value();
+}
 
 inline std::string Testdata(const std::string& relative) {
   return std::string(STAGEGATE_TESTDATA) + "/" + relative;

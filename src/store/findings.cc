@@ -1,5 +1,7 @@
 #include "store/findings.h"
 
+#include <initializer_list>
+
 #include <nlohmann/json.hpp>
 
 namespace stagegate::store {
@@ -13,6 +15,14 @@ class Fields {
  public:
   Fields(const json& object, std::string path, std::vector<std::string>& problems)
       : object_(object), path_(std::move(path)), problems_(problems) {}
+
+  // Notes each of `keys` that the object does not have at all (null is there: not measured).
+  // What the writer always writes is expected, so that a field renamed on one side shows up as
+  // a problem instead of as a value quietly not measured.
+  void Expect(std::initializer_list<const char*> keys) const {
+    for (const char* key : keys)
+      if (!object_.contains(key)) problems_.push_back(Path(key) + " is missing");
+  }
 
   std::optional<double> Number(const char* key) const {
     const json* v = Find(key);
@@ -108,6 +118,7 @@ std::vector<ThresholdResult> ReadChecks(const Fields& f, const char* key) {
   std::vector<ThresholdResult> checks;
   for (const auto& [object, path] : f.Objects(key)) {
     const Fields c = f.At(*object, path);
+    c.Expect({"check", "measured", "limit", "passed"});
     checks.push_back({.check = c.Text("check"),
                       .measured = c.Number("measured"),
                       .limit = c.Number("limit"),
@@ -117,6 +128,7 @@ std::vector<ThresholdResult> ReadChecks(const Fields& f, const char* key) {
 }
 
 StepFindings ReadStep(const Fields& f) {
+  f.Expect({"phase", "level", "level_unit", "requests", "throughput", "metrics"});
   StepFindings s{.phase = f.Text("phase"),
                  .phase_id = f.Integer("phase_id"),
                  .level = f.Number("level"),
@@ -146,6 +158,7 @@ StepFindings ReadStep(const Fields& f) {
 }
 
 StageFindings ReadStage(const Fields& f) {
+  f.Expect({"name", "skipped", "steps"});
   StageFindings s{.name = f.Text("name"),
                   .skipped = f.Bool("skipped").value_or(false),
                   .passed = f.Bool("passed")};
@@ -155,6 +168,7 @@ StageFindings ReadStage(const Fields& f) {
     s.added_ttft_p95_ms = f.Nested(*added, "added_over_previous_stage").Number("ttft_p95_ms");
   if (const json* c = f.Object("capacity")) {
     const Fields g = f.Nested(*c, "capacity");
+    g.Expect({"holds_up_to", "fails_at", "sustained_rate", "inconclusive", "finding"});
     s.capacity = CapacityFindings{.holds_up_to = g.Number("holds_up_to"),
                                   .fails_at = g.Number("fails_at"),
                                   .sustained_rate = g.Number("sustained_rate"),
@@ -164,12 +178,14 @@ StageFindings ReadStage(const Fields& f) {
   }
   if (const json* o = f.Object("overload")) {
     const Fields g = f.Nested(*o, "overload");
+    g.Expect({"offered", "shed", "checks"});
     s.overload = OverloadFindings{.offered = g.Integer("offered").value_or(0),
                                   .shed = g.Integer("shed").value_or(0),
                                   .checks = ReadChecks(g, "checks")};
   }
   if (const json* r = f.Object("recovery")) {
     const Fields g = f.Nested(*r, "recovery");
+    g.Expect({"recovered_after_s", "max_recovery_s", "passed", "finding"});
     s.recovery = RecoveryFindings{.recovered_after_s = g.Number("recovered_after_s"),
                                   .max_recovery_s = g.Number("max_recovery_s"),
                                   .passed = g.Bool("passed").value_or(false),
@@ -186,6 +202,7 @@ ProbeVerdict VerdictOf(const std::string& text) {
 }
 
 ProbeFindings ReadProbe(const Fields& f, ProbeKind kind) {
+  f.Expect({"probe", "verdict", "reasons", "requests"});
   ProbeFindings p{.kind = kind,
                   .probe = f.Text("probe"),
                   .actuator = f.Text("actuator"),
@@ -348,6 +365,7 @@ RunFindings ParseFindings(std::string_view run_json) {
   if (root.empty()) return r;
   r.present = true;
   const Fields f(root, "", r.problems);
+  f.Expect({"schema_version", "status", "manifest", "stages", "faults"});
   r.schema_version = static_cast<int>(f.Integer("schema_version").value_or(0));
   if (r.schema_version != kFindingsSchemaVersion)
     r.problems.push_back("run.json schema_version " + std::to_string(r.schema_version) +

@@ -12,23 +12,15 @@
 
 #include "store/review_data.h"
 #include "store/store.h"
+#include "test_util.h"
 
 namespace stagegate::quality {
 namespace {
 
 using Strings = std::vector<std::string>;
 
-void RequireOk(const Status& status) {
-  INFO(status.message());
-  REQUIRE(status.ok());
-}
-
-template <typename T>
-T Ok(Result<T> result) {
-  INFO(result.status().message());
-  REQUIRE(result.ok());
-  return std::move(result).value();
-}
+using testing::Ok;
+using testing::RequireOk;
 
 // Correctness (weight 2), clarity (weight 1) and safety (hard, floor 1, weight 0), with the pass
 // rule's minimum weighted mean.

@@ -115,7 +115,6 @@ TEST_CASE("the stage table says the same in Markdown and HTML", "[report]") {
                          {"added_over_previous_stage", {{"over", "bare"}, {"ttft_p95_ms", 7.26}}}},
                         {{"name", "skipped stage"}, {"skipped", true}, {"steps", json::array()}}};
   m.findings = store::ParseFindings(findings.dump());
-  REQUIRE(m.findings.problems.empty());
   const std::string md = ReportMarkdown(m);
   CHECK(md.find("| stage | steady ttft p50 | steady ttft p95 | steady e2e p95 | burst ttft p95 | "
                 "added over previous (ttft p95) |\n| --- | --- | --- | --- | --- | --- |\n") !=

@@ -14,37 +14,46 @@ using json = nlohmann::json;
 
 // The parts of run.json a failing application leaves: no successful request, so the TTFT check
 // has no measurement, and an overload phase that shed nothing.
-const json kFailing = {
-    {"schema_version", 1},
-    {"status", "complete"},
-    {"manifest", {{"model", "m"}, {"model_version", "1"}}},
-    {"stages",
-     {{{"name", "bare"},
-       {"skipped", false},
-       {"steps",
-        {{{"phase", "steady"},
-          {"level", nullptr},
-          {"requests", {{"offered", 4}, {"completed", 0}}},
-          {"metrics", {{"ttft_ms", {{"count", 0}}}}},
-          {"checks",
-           {{{"check", "ttft p95 <= 2000 ms"},
-             {"measured", nullptr},
-             {"limit", 2000},
-             {"passed", false}}}},
-          {"passed", false}}}},
-       {"overload",
-        {{"offered", 10},
-         {"shed", 0},
-         {"shed_latency_ms", {{"count", 0}}},
-         {"checks",
-          {{{"check", "shed answers p95 <= 500 ms"},
-            {"measured", nullptr},
-            {"limit", 500},
-            {"passed", true}}}}}},
-       {"recovery", {{"recovered_after_s", nullptr}, {"passed", false}, {"finding", "no"}}}}}},
-    {"faults",
-     {{"access_denial", {{{"probe", "p"}, {"verdict", "interrupted"}}}},
-      {"tool_outage", json::array()}}}};
+const json kFailing = {{"schema_version", 1},
+                       {"status", "complete"},
+                       {"manifest", {{"model", "m"}, {"model_version", "1"}}},
+                       {"stages",
+                        {{{"name", "bare"},
+                          {"skipped", false},
+                          {"steps",
+                           {{{"phase", "steady"},
+                             {"level", nullptr},
+                             {"level_unit", "req/s"},
+                             {"requests", {{"offered", 4}, {"completed", 0}}},
+                             {"throughput", {{"request_throughput", 0}, {"goodput", 0}}},
+                             {"metrics", {{"ttft_ms", {{"count", 0}}}}},
+                             {"checks",
+                              {{{"check", "ttft p95 <= 2000 ms"},
+                                {"measured", nullptr},
+                                {"limit", 2000},
+                                {"passed", false}}}},
+                             {"passed", false}}}},
+                          {"overload",
+                           {{"offered", 10},
+                            {"shed", 0},
+                            {"shed_latency_ms", {{"count", 0}}},
+                            {"checks",
+                             {{{"check", "shed answers p95 <= 500 ms"},
+                               {"measured", nullptr},
+                               {"limit", 500},
+                               {"passed", true}}}}}},
+                          {"recovery",
+                           {{"recovered_after_s", nullptr},
+                            {"max_recovery_s", 1},
+                            {"passed", false},
+                            {"finding", "no"}}}}}},
+                       {"faults",
+                        {{"access_denial",
+                          {{{"probe", "p"},
+                            {"verdict", "interrupted"},
+                            {"reasons", json::array()},
+                            {"requests", json::array()}}}},
+                         {"tool_outage", json::array()}}}};
 
 TEST_CASE("findings of an application that failed every request read as not measured",
           "[store][findings]") {
@@ -92,6 +101,20 @@ TEST_CASE("a field of the wrong type is named as a problem and read as missing",
   CHECK_FALSE(check.measured);
   CHECK_FALSE(check.passed);  // a damaged verdict never reads as a pass
   CHECK_FALSE(f.FinalStage()->capacity);
+}
+
+TEST_CASE("a field the writer always writes and the reader does not find is named",
+          "[store][findings]") {
+  json renamed = kFailing;  // as if the writer had renamed `measured`
+  json& check = renamed["stages"][0]["steps"][0]["checks"][0];
+  check["value"] = 420;
+  check.erase("measured");
+  renamed["stages"][0]["overload"].erase("shed");
+  const RunFindings f = ParseFindings(renamed.dump());
+  CHECK(f.problems == std::vector<std::string>{"stages[0].steps[0].checks[0].measured is missing",
+                                               "stages[0].overload.shed is missing"});
+  // null is there: a value not measured, which is no problem.
+  CHECK(ParseFindings(kFailing.dump()).problems.empty());
 }
 
 TEST_CASE("text that is not run.json gives no findings and never throws", "[store][findings]") {

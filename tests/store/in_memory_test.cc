@@ -8,20 +8,15 @@
 #include "load/request_record.h"
 #include "store/schema.h"
 #include "store/store.h"
+#include "test_util.h"
 
 namespace stagegate::store {
 namespace {
 
-std::unique_ptr<Store> OpenInMemory() {
-  Result<std::unique_ptr<Store>> store = Store::OpenInMemory();
-  INFO(store.status().message());
-  REQUIRE(store.ok());
-  return std::move(store).value();
-}
+using testing::RequireOk;
 
-void RequireOk(const Status& status) {
-  INFO(status.message());
-  REQUIRE(status.ok());
+std::unique_ptr<Store> OpenInMemory() {
+  return testing::Ok(Store::OpenInMemory());
 }
 
 RunInfo Run(const std::string& id) {

@@ -17,17 +17,8 @@
 namespace stagegate::store {
 namespace {
 
-void RequireOk(const Status& status) {
-  INFO(status.message());
-  REQUIRE(status.ok());
-}
-
-template <typename T>
-T Ok(Result<T> result) {
-  INFO(result.status().message());
-  REQUIRE(result.ok());
-  return std::move(result).value();
-}
+using testing::Ok;
+using testing::RequireOk;
 
 // A store with runs "run-1" and "run-2". Run 1 has a phase of stage "steady" at rest (requests
 // 0-1) and one under load (requests 2-4); run 2 has one phase (request 0). Request ids count from 1
