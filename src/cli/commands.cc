@@ -44,7 +44,8 @@ const std::vector<CommandEntry>& Commands() {
       {"runs", "List the runs in the store, with their status and verdict", MakeRunsCommand},
       {"compare",
        "Compare a run with a baseline run: comparability, then latency and score differences "
-       "with significance tests; exit 1 on a regression",
+       "with significance tests; exit 1 on a regression, 2 when refused, 4 when nothing to "
+       "compare",
        MakeCompareCommand},
       {"triage",
        "Classify every request of a run for support: slow, wrong, tool-failure, denied, shed, "

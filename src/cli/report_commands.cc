@@ -61,8 +61,9 @@ class ReportCommand : public Command {
     app.add_option("--baseline", baseline_,
                    "A run to compare with (an existing service, or the previous release)");
     app.add_flag("--allow-incomparable", allow_incomparable_,
-                 "Compare with a baseline whose model, hardware, sampling, corpus, load or "
-                 "stages differ (the report then says so at the top)");
+                 "Compare with a baseline whose workload differs (model, hardware, sampling, "
+                 "corpus, rubric, target, input, load, stages or thresholds; the report then "
+                 "says so at the top)");
   }
 
   ExitCode Run(const GlobalOptions& global, console::Console& console) override {
@@ -154,7 +155,8 @@ class CompareCommand : public Command {
     app.add_option("run", run_id_, "The run to judge")->required();
     app.add_option("baseline", baseline_id_, "The run to compare it with")->required();
     app.add_flag("--allow-incomparable", allow_incomparable_,
-                 "Compare even when model, hardware, sampling, corpus, load or stages differ");
+                 "Compare even when the workloads differ (model, hardware, sampling, corpus, "
+                 "rubric, target, input, load, stages or thresholds)");
   }
 
   ExitCode Run(const GlobalOptions& global, console::Console& console) override {

@@ -1,8 +1,6 @@
 #include "report/model.h"
 
 #include <algorithm>
-#include <cmath>
-#include <set>
 
 #include "base/strings.h"
 #include "report/comparability.h"
