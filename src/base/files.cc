@@ -5,24 +5,46 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 
 namespace stagegate {
 
 namespace fs = std::filesystem;
 
-Result<std::string> ReadFile(const std::string& path) {
+std::string ReadFailure(const Status& status, const std::string& path) {
+  const std::string& message = status.message();
+  const std::string prefix = path + ": ";
+  return message.starts_with(prefix) ? message.substr(prefix.size()) : message;
+}
+
+std::string DescribeBytes(size_t bytes) {
+  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0)
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+Result<std::string> ReadFile(const std::string& path, size_t max_bytes) {
+  // The type first, without opening: opening a FIFO blocks, and a device never ends.
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (status.type() == fs::file_type::not_found) return Status::NotFound(path + ": no such file");
+  if (error) return Status::IoError(path + ": " + error.message());
+  if (status.type() == fs::file_type::directory) return Status::IoError(path + ": is a directory");
+  if (status.type() != fs::file_type::regular)
+    return Status::IoError(path + ": not a regular file (a device, FIFO or socket)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (!fs::exists(path)) return Status::NotFound(path + ": no such file");
-    return Status::IoError(path + ": " + std::strerror(errno));
+  if (!in) return Status::IoError(path + ": " + std::strerror(errno));
+  std::string contents;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    contents.append(chunk, static_cast<size_t>(in.gcount()));
+    if (contents.size() > max_bytes)
+      return Status::InvalidInput(path + ": larger than " + DescribeBytes(max_bytes) +
+                                  ", the most stagegate reads from such a file");
   }
-  if (fs::is_directory(path)) return Status::IoError(path + ": is a directory");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
   if (in.bad()) return Status::IoError(path + ": read failed");
-  return buffer.str();
+  return contents;
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& contents) {

@@ -7,8 +7,20 @@
 
 namespace stagegate {
 
-/// Reads a whole file. NotFound when it does not exist, IoError when it cannot be read.
-Result<std::string> ReadFile(const std::string& path);
+/// The largest file ReadFile reads unless told otherwise.
+inline constexpr size_t kMaxInputFileBytes = size_t{256} << 20;
+
+/// Reads a whole regular file of at most `max_bytes`. NotFound when it does not exist; IoError
+/// when it cannot be read or is not a regular file (a directory, a device such as /dev/zero, a
+/// FIFO that would block, a symlink loop); InvalidInput when it is larger than `max_bytes`.
+Result<std::string> ReadFile(const std::string& path, size_t max_bytes = kMaxInputFileBytes);
+
+/// Why ReadFile(path) failed, without the path its messages start with: for a caller that
+/// shows the path already ("scenario.yaml: not a regular file ...").
+std::string ReadFailure(const Status& status, const std::string& path);
+
+/// "16 MiB", "512 KiB", "300 bytes": a size limit as messages show it.
+std::string DescribeBytes(size_t bytes);
 
 /// Writes `contents` to `path` through a temporary file and a rename, so a reader never sees a
 /// half-written file.

@@ -176,6 +176,15 @@ size_t Utf8SequenceLength(std::string_view text) {
   return length;
 }
 
+std::optional<size_t> FirstInvalidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = Utf8SequenceLength(text.substr(i));
+    if (length == 0) return i;
+    i += length;
+  }
+  return std::nullopt;
+}
+
 std::string Utf8Prefix(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return std::string(text);
   size_t end = max_bytes;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,10 @@ std::string ReplaceAll(std::string text, std::string_view from, std::string_view
 /// Length of the well-formed UTF-8 sequence at the start of `text` (1 to 4), or 0 when it is not
 /// one (overlong forms, surrogates and code points above U+10FFFF are not).
 size_t Utf8SequenceLength(std::string_view text);
+
+/// The offset of the first byte of `text` that does not start a well-formed UTF-8 sequence, or
+/// nullopt when all of `text` is UTF-8.
+std::optional<size_t> FirstInvalidUtf8(std::string_view text);
 
 /// The first `max_bytes` of `text`, shortened so as not to end inside a UTF-8 sequence.
 std::string Utf8Prefix(std::string_view text, size_t max_bytes);

@@ -2,8 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/exit_codes.h"
@@ -35,8 +37,33 @@ struct CommandEntry {
 /// The command table: every subcommand, in the order --help lists them.
 const std::vector<CommandEntry>& Commands();
 
-/// Parses `argv`, runs the chosen subcommand on `console`, and returns the process exit code.
+/// A CLI11 check that the value is a finite number between `min` and `max` (inclusive), applied
+/// to each item of a list option. Integer options still refuse fractions when converted.
+CLI::Validator Between(double min, double max);
+
+/// A CLI11 check that the value is an absolute http:// or https:// URL (http::CheckHttpUrl).
+CLI::Validator HttpUrl();
+
+/// The largest seed accepted: 2^53 - 1, every value of which a JSON number holds exactly.
+inline constexpr double kMaxSeed = 9007199254740991.0;
+/// The longest a timeout may be: one day, in milliseconds.
+inline constexpr double kMaxTimeoutMs = 86'400'000.0;
+
+/// Parses `argv`, runs the chosen subcommand on `console`, and returns the process exit code. An
+/// exception that escapes a subcommand is printed as "stagegate <command>: internal error: ..."
+/// and exits 3.
 int Main(int argc, const char* const* argv, console::Console& console);
+
+/// Runs `run` and returns its exit code; an exception escaping it is printed as
+/// "<name>: internal error: <what>" and returns 3 (runtime failure).
+int RunGuarded(const std::string& name, const std::function<ExitCode()>& run,
+               console::Console& console);
+
+/// Makes std::terminate (an exception escaping a thread, say) print the same one line, naming the
+/// command Main is running, and exit 3 instead of aborting. For main() to call once.
+void InstallLastResortHandler();
+/// The command the terminate handler names ("stagegate run"); Main sets it.
+void SetRunningCommand(std::string_view name);
 
 // One factory per subcommand, each defined in its own file.
 std::unique_ptr<Command> MakeValidateCommand();

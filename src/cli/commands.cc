@@ -1,9 +1,15 @@
 #include <algorithm>
+#include <cmath>
+#include <exception>
+#include <functional>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "base/strings.h"
 #include "base/version.h"
 #include "cli/command.h"
+#include "http/url_check.h"
 #include "store/store.h"
 
 namespace stagegate::cli {
@@ -55,6 +61,41 @@ const std::vector<CommandEntry>& Commands() {
   return kCommands;
 }
 
+CLI::Validator Between(double min, double max) {
+  const std::string rule = "between " + FormatNumber(min) + " and " + FormatNumber(max);
+  return CLI::Validator(
+      [min, max, rule](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value))
+          return "must be a number " + rule + ", got '" + text + "'";
+        if (value < min || value > max) return "must be " + rule + ", got " + text;
+        return "";
+      },
+      "NUMBER in [" + FormatNumber(min) + ", " + FormatNumber(max) + "]");
+}
+
+CLI::Validator HttpUrl() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const Status checked = http::CheckHttpUrl(text);
+        return checked.ok() ? "" : checked.message();
+      },
+      "URL");
+}
+
+int RunGuarded(const std::string& name, const std::function<ExitCode()>& run,
+               console::Console& console) {
+  // The last resort: whatever escaped is a defect, but it ends in a documented exit code.
+  try {
+    return ToInt(run());
+  } catch (const std::exception& error) {
+    console.Error(name + ": internal error: " + error.what());
+  } catch (...) {
+    console.Error(name + ": internal error: an unknown exception");
+  }
+  return ToInt(ExitCode::kRuntimeFailure);
+}
+
 int Main(int argc, const char* const* argv, console::Console& console) {
   CLI::App app{
       "stagegate: decides whether an LLM application is ready for release, on three "
@@ -62,6 +103,8 @@ int Main(int argc, const char* const* argv, console::Console& console) {
   app.name("stagegate");
   app.set_version_flag("--version", std::string("stagegate ") + kVersion);
   app.require_subcommand(1);
+  // --db and --quiet may come after the subcommand too, as git's and kubectl's do.
+  app.fallthrough();
   app.footer(kExitCodeHelp);
   GlobalOptions global;
   global.db_path = store::kDefaultStorePath;
@@ -101,9 +144,45 @@ int Main(int argc, const char* const* argv, console::Console& console) {
   }
   console.set_quiet(global.quiet);
   for (size_t i = 0; i < subcommands.size(); ++i) {
-    if (subcommands[i]->parsed()) return ToInt(commands[i]->Run(global, console));
+    if (!subcommands[i]->parsed()) continue;
+    const std::string name = std::string("stagegate ") + Commands()[i].name;
+    SetRunningCommand(name);
+    return RunGuarded(
+        name, [&] { return commands[i]->Run(global, console); }, console);
   }
   return ToInt(ExitCode::kInvalidInput);
+}
+
+namespace {
+
+// What the terminate handler names; a fixed buffer, so the handler need not allocate to read it.
+char running_command[64] = "stagegate";
+
+[[noreturn]] void OnTerminate() {
+  std::string message = std::string(running_command) + ": internal error: ";
+  try {
+    if (std::exception_ptr escaped = std::current_exception()) std::rethrow_exception(escaped);
+    message += "terminated";
+  } catch (const std::exception& error) {
+    message += error.what();
+  } catch (...) {
+    message += "an unknown exception";
+  }
+  message += "\n";
+  [[maybe_unused]] ssize_t written = write(STDERR_FILENO, message.data(), message.size());
+  _exit(ToInt(ExitCode::kRuntimeFailure));
+}
+
+}  // namespace
+
+void SetRunningCommand(std::string_view name) {
+  const size_t length = std::min(name.size(), sizeof running_command - 1);
+  std::copy_n(name.data(), length, running_command);
+  running_command[length] = '\0';
+}
+
+void InstallLastResortHandler() {
+  std::set_terminate(OnTerminate);
 }
 
 }  // namespace stagegate::cli

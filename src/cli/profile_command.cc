@@ -38,13 +38,16 @@ Result<load::TokenSpec> ParseTokenSpec(const std::string& flag, const std::strin
   const std::vector<std::string> parts = Split(text, ':');
   char* end = nullptr;
   spec.mean = std::strtod(parts[0].c_str(), &end);
-  bool ok = parts.size() <= 2 && *end == '\0' && !parts[0].empty() && spec.mean >= 1;
+  // !(x <= max) also refuses NaN.
+  bool ok =
+      parts.size() <= 2 && *end == '\0' && !parts[0].empty() && spec.mean >= 1 && spec.mean <= 1e6;
   if (ok && parts.size() == 2) {
     spec.std = std::strtod(parts[1].c_str(), &end);
-    ok = *end == '\0' && !parts[1].empty() && spec.std >= 0;
+    ok = *end == '\0' && !parts[1].empty() && spec.std >= 0 && spec.std <= 1e6;
   }
   if (!ok)
-    return Status::InvalidInput(flag + " '" + text + "': expected MEAN or MEAN:STD, MEAN >= 1");
+    return Status::InvalidInput(flag + " '" + text +
+                                "': expected MEAN or MEAN:STD, MEAN from 1 to 1,000,000");
   return spec;
 }
 
@@ -56,9 +59,13 @@ Result<load::RateSpike> ParseSpike(const std::string& text) {
   for (size_t i = 0; ok && i < 3; ++i) {
     char* end = nullptr;
     values[i] = std::strtod(parts[i].c_str(), &end);
-    ok = !parts[i].empty() && *end == '\0';
+    ok = !parts[i].empty() && *end == '\0' && values[i] >= 0 && values[i] <= 604'800;
   }
-  if (!ok) return Status::InvalidInput("--spike '" + text + "': expected AT_S:DURATION_S:RATE");
+  ok = ok && values[1] > 0 && values[2] > 0 && values[2] <= 1e5;
+  if (!ok)
+    return Status::InvalidInput("--spike '" + text +
+                                "': expected AT_S:DURATION_S:RATE, each within a week and the "
+                                "rate at most 100,000 requests/s");
   return load::RateSpike{.at_s = values[0], .duration_s = values[1], .rate = values[2]};
 }
 
@@ -67,7 +74,8 @@ class ProfileCommand : public Command {
   void Configure(CLI::App& app) override {
     app.add_option("--url", url_,
                    "Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1")
-        ->required();
+        ->required()
+        ->check(HttpUrl());
     app.add_option("--model", model_, "Model name sent in every request")->required();
     app.add_option("--endpoint", endpoint_, "chat or completions")
         ->check(CLI::IsMember({"chat", "completions"}))
@@ -76,30 +84,40 @@ class ProfileCommand : public Command {
                  "Ask for whole answers (then TTFT, TTST, ITL and TPOT are not measured)");
     app.add_option("--concurrency", concurrency_,
                    "Closed loop: levels of requests in flight, e.g. 1,2,4,8")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(Between(1, 100000));
     app.add_option("--request-rate", rates_, "Open loop: levels of requests/s, e.g. 2,4,8")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(Between(0.001, 1e6));
     app.add_option("--arrival", arrival_, "Open-loop arrivals: constant, poisson or gamma")
         ->check(CLI::IsMember({"constant", "poisson", "gamma"}))
         ->capture_default_str();
     app.add_option("--burstiness", burstiness_, "Gamma shape k (inter-arrival CV 1/sqrt(k))")
-        ->capture_default_str();
-    app.add_option("--ramp-to", ramp_to_, "Open loop: ramp linearly to this rate over --duration");
+        ->capture_default_str()
+        ->check(Between(0.01, 1000));
+    app.add_option("--ramp-to", ramp_to_, "Open loop: ramp linearly to this rate over --duration")
+        ->check(Between(0.001, 1e6));
     app.add_option("--spike", spikes_,
                    "Open loop: AT_S:DURATION_S:RATE replaces the rate (repeatable)");
-    app.add_option("--max-concurrency", max_concurrency_, "Open loop: cap on requests in flight");
+    app.add_option("--max-concurrency", max_concurrency_, "Open loop: cap on requests in flight")
+        ->check(Between(1, 100000));
     app.add_option("--when-full", when_full_, "Under the cap: queue (and record the wait) or drop")
         ->check(CLI::IsMember({"queue", "drop"}))
         ->capture_default_str();
     app.add_option("--trace", trace_,
                    "Replay a JSONL trace (timestamp ms, input_length, output_length)");
-    app.add_option("--speedup", speedup_, "Trace replay speed factor")->capture_default_str();
-    app.add_option("--requests", requests_, "Requests per level (default 100 unless --duration)");
-    app.add_option("--duration", duration_s_, "Seconds per level");
+    app.add_option("--speedup", speedup_, "Trace replay speed factor")
+        ->capture_default_str()
+        ->check(Between(0.001, 1e6));
+    app.add_option("--requests", requests_, "Requests per level (default 100 unless --duration)")
+        ->check(Between(1, 1e7));
+    app.add_option("--duration", duration_s_, "Seconds per level")->check(Between(0.001, 86400));
     app.add_option("--warmup", warmup_, "Requests per level sent first and left out of statistics")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(Between(0, 1e6));
     app.add_option("--grace", grace_s_, "Seconds requests in flight at the end may finish")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(Between(0, 3600));
     app.add_option("--input-tokens", input_tokens_, "Synthetic prompt length MEAN[:STD] in tokens")
         ->capture_default_str();
     app.add_option("--output-tokens", output_tokens_,
@@ -144,9 +162,11 @@ class ProfileCommand : public Command {
         ->check(CLI::Range(0.01, 1.0))
         ->capture_default_str();
     app.add_option("--seed", seed_, "Seed of schedules and synthetic prompts")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(Between(0, kMaxSeed));
     app.add_option("--workers", workers_, "Worker threads (0: one per hardware thread)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(Between(0, 1024));
     app.add_flag("--busy-poll", busy_poll_,
                  "Workers poll without sleeping (a core each), so they read what arrived without a "
                  "wake-up's delay");
@@ -158,12 +178,15 @@ class ProfileCommand : public Command {
     app.add_option("--shard", shard_text_, "Take slice I of N of the schedule, e.g. 1/4");
     app.add_option("--connect-timeout-ms", timeouts_.connect_ms,
                    "Give up connecting after this long")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(Between(1, kMaxTimeoutMs));
     app.add_option("--first-token-timeout-ms", timeouts_.first_token_ms,
                    "Give up when no token came this long after the send")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(Between(1, kMaxTimeoutMs));
     app.add_option("--total-timeout-ms", timeouts_.total_ms, "Give up on a request after this long")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(Between(1, kMaxTimeoutMs));
     app.add_option("--out", out_dir_, "Output folder (default reports/<run id>)");
   }
 

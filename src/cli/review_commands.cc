@@ -5,8 +5,8 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/stored_run.h"
 #include "cli/run_support.h"
+#include "cli/stored_run.h"
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
 #include "quality/summary.h"
@@ -33,7 +33,8 @@ class ExportCommand : public Command {
     app.add_option("--calibration", options_.calibration,
                    "Answers every reviewer scores (to compare reviewers)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::NonNegativeNumber)
+        ->check(Between(0, 100000));
     app.add_flag("--with-reference", options_.with_reference,
                  "Show reviewers the corpus's reference answers");
     app.add_option("--out", options_.out_dir, "Folder for the packets (default reviews/<run>)");
@@ -112,7 +113,8 @@ class JudgeCommand : public Command {
     app.add_option("run", run_id_, "The run whose sampled answers the judge scores")->required();
     app.add_option("--url", options_.base_url,
                    "The judge's OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1)")
-        ->required();
+        ->required()
+        ->check(HttpUrl());
     app.add_option("--model", options_.model, "The judge's model")->required();
     app.add_option("--api-key-env", options_.api_key_env,
                    "The environment variable holding its API key (never stored)");

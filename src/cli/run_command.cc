@@ -28,13 +28,16 @@ class RunCommand : public Command {
                    "Continue an interrupted run with the phases it did not complete")
         ->type_name("RUN_ID");
     app.add_option("--target-url", settings_.target_url,
-                   "Send to this base URL (http://host:port) instead of the scenario's target");
+                   "Send to this base URL (http://host:port) instead of the scenario's target")
+        ->check(HttpUrl());
     app.add_option("--model", settings_.model, "Model name sent in requests");
     app.add_option("--only-stage", settings_.only_stage, "Run this stage alone");
-    app.add_option("--seed", seed_, "Seed of the schedules, instead of the scenario's");
+    app.add_option("--seed", seed_, "Seed of the schedules, instead of the scenario's")
+        ->check(Between(0, kMaxSeed));
     app.add_option("--workers", settings_.workers,
                    "Worker threads of the load engine (0: one per hardware thread)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(Between(0, 1024));
     app.add_option("--out", out_dir_, "Where the files go (default reports/<run id>)");
   }
 

@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
+#include "sim/profile.h"
 
 namespace stagegate::cli {
 
@@ -197,10 +198,15 @@ class ValidateCommand : public Command {
   ExitCode Run(const GlobalOptions&, console::Console& console) override {
     Diagnostics diagnostics;
     std::optional<Bundle> bundle = LoadBundle(scenario_, diagnostics);
+    // The sim's latency profile is the application's, not the manifest's, but a run reads it
+    // before it sends anything: check it as the run will.
+    if (bundle && bundle->scenario.target.kind == TargetKind::kSim &&
+        !sim::LoadSimProfile(bundle->scenario.target.sim_profile, diagnostics))
+      bundle.reset();
     if (!bundle) {
       for (const Diagnostic& diagnostic : diagnostics.Sorted())
         console.Error(diagnostic.ToString());
-      size_t count = diagnostics.Sorted().size();
+      size_t count = diagnostics.Count();
       console.Error(std::to_string(count) + (count == 1 ? " problem" : " problems") + " in " +
                     scenario_ + " and the files it names");
       return ExitCode::kInvalidInput;

@@ -1,9 +1,8 @@
 #include "faults/access_denial.h"
 
 #include <algorithm>
-#include <regex>
 
-#include "manifest/patterns.h"
+#include "base/pattern.h"
 
 namespace stagegate::faults {
 
@@ -20,16 +19,18 @@ DenialFinding JudgeDenial(const manifest::AccessDenialProbe& probe,
                           std::span<const load::RequestRecord> control,
                           const std::vector<std::string>& canaries) {
   DenialFinding f{.probe = probe.name, .attempts = static_cast<int64_t>(attempts.size())};
-  std::optional<std::regex> refusal;
-  if (!probe.expect_answer.empty())
-    refusal.emplace(probe.expect_answer, manifest::kPatternFlags);  // as the loader checked it
+  std::optional<Pattern> refusal;
+  if (!probe.expect_answer.empty()) {
+    Result<Pattern> compiled = Pattern::Compile(probe.expect_answer);  // the loader checked it
+    if (compiled.ok()) refusal = std::move(compiled).value();
+  }
   for (size_t i = 0; i < attempts.size(); ++i) {
     const load::RequestRecord& r = attempts[i];
     const std::string which = "attempt " + std::to_string(i + 1);
     const bool status_denied =
         r.http_status && std::find(probe.expect_status.begin(), probe.expect_status.end(),
                                    *r.http_status) != probe.expect_status.end();
-    const bool answer_denied = refusal && std::regex_search(r.answer_text, *refusal);
+    const bool answer_denied = refusal && refusal->Matches(r.answer_text);
     DenialRequest q{.part = "attempt",
                     .phase_id = r.phase_id,
                     .sequence = r.sequence,

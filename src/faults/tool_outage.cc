@@ -1,9 +1,7 @@
 #include "faults/tool_outage.h"
 
-#include <regex>
-
+#include "base/pattern.h"
 #include "base/strings.h"
-#include "manifest/patterns.h"
 
 namespace stagegate::faults {
 namespace {
@@ -13,10 +11,11 @@ constexpr size_t kExcerptBytes = 300;
 // What of `text` matches `pattern` ("" for nothing, or no pattern).
 std::string MatchOf(const std::string& pattern, const std::string& text) {
   if (pattern.empty()) return "";
-  std::smatch match;
-  // Compiled with the flags the loader checked it with.
-  if (!std::regex_search(text, match, std::regex(pattern, manifest::kPatternFlags))) return "";
-  return match.str(0).empty() ? std::string("(empty match)") : match.str(0);
+  Result<Pattern> compiled = Pattern::Compile(pattern);  // the loader checked it
+  if (!compiled.ok()) return "";
+  std::optional<std::string> match = compiled->FirstMatch(text);
+  if (!match) return "";
+  return match->empty() ? std::string("(empty match)") : *match;
 }
 
 // The text a request answered with: its answer, or for an HTTP error its error body.

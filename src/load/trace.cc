@@ -32,13 +32,19 @@ std::string ParserDetail(const json::parse_error& error) {
   return bracket == std::string::npos ? text : text.substr(bracket + 2);
 }
 
-std::optional<int64_t> PositiveInteger(const json& value) {
+std::string Ms(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.15g", value);
+  return buffer;
+}
+
+// A length from 1 to kMaxTraceTokens: a larger one would be a prompt no memory holds.
+std::optional<int64_t> TokenCount(const json& value) {
   if (!value.is_number_integer()) return std::nullopt;
-  if (value.is_number_unsigned() &&
-      value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+  if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{kMaxTraceTokens})
     return std::nullopt;
   const int64_t number = value.get<int64_t>();
-  if (number <= 0) return std::nullopt;
+  if (number <= 0 || number > kMaxTraceTokens) return std::nullopt;
   return number;
 }
 
@@ -48,9 +54,9 @@ void ReadEntry(const json& object, TraceEntry& entry, std::vector<std::string>& 
   if (timestamp == object.end()) {
     problems.push_back("missing 'timestamp'");
   } else if (!timestamp->is_number() || !std::isfinite(timestamp->get<double>()) ||
-             timestamp->get<double>() < 0) {
-    problems.push_back("'timestamp' must be a number >= 0 (milliseconds), got " +
-                       Shown(*timestamp));
+             timestamp->get<double>() < 0 || timestamp->get<double>() > kMaxTraceMs) {
+    problems.push_back("'timestamp' must be a number from 0 to " + Ms(kMaxTraceMs) +
+                       " (milliseconds), got " + Shown(*timestamp));
   } else {
     entry.timestamp_ms = timestamp->get<double>();
   }
@@ -60,11 +66,11 @@ void ReadEntry(const json& object, TraceEntry& entry, std::vector<std::string>& 
     const auto value = object.find(key);
     if (value == object.end()) {
       problems.push_back(std::string("missing '") + key + "'");
-    } else if (std::optional<int64_t> number = PositiveInteger(*value)) {
+    } else if (std::optional<int64_t> number = TokenCount(*value)) {
       *field = *number;
     } else {
-      problems.push_back(std::string("'") + key + "' must be a positive integer, got " +
-                         Shown(*value));
+      problems.push_back(std::string("'") + key + "' must be an integer from 1 to " +
+                         std::to_string(kMaxTraceTokens) + ", got " + Shown(*value));
     }
   }
 
@@ -83,12 +89,6 @@ void ReadEntry(const json& object, TraceEntry& entry, std::vector<std::string>& 
   entry.hash_ids.reserve(hash_ids->size());
   for (const json& id : *hash_ids)
     entry.hash_ids.push_back(id.get<int64_t>());
-}
-
-std::string Ms(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.15g", value);
-  return buffer;
 }
 
 bool IsBlank(std::string_view line) {

@@ -10,6 +10,11 @@
 
 namespace stagegate::load {
 
+/// The longest prompt or answer a trace entry may ask for, in tokens, and the latest timestamp
+/// (one week, in milliseconds): larger values only exhaust memory or overflow a schedule.
+inline constexpr int64_t kMaxTraceTokens = 1'000'000;
+inline constexpr double kMaxTraceMs = 604'800'000;
+
 /// One request of a recorded trace (the Mooncake / "timestamp, input_length, output_length"
 /// format).
 struct TraceEntry {

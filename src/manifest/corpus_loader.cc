@@ -32,12 +32,12 @@ void CheckUnique(const YamlFile& file, const SourcePos& pos, const std::string& 
 
 std::optional<YAML::Node> LoadYaml(const std::string& path, const YamlFile& file,
                                    const std::string& what, bool required) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFile(path, kMaxManifestBytes);
   if (!text.ok()) {
     if (required || text.status().code() != Status::Code::kNotFound)
       file.Error(SourcePos{path, 0, 0}, text.status().code() == Status::Code::kNotFound
                                             ? what + " not found"
-                                            : text.status().message());
+                                            : ReadFailure(text.status(), path));
     return std::nullopt;
   }
   return file.Parse(*text);
@@ -262,12 +262,13 @@ void ReadTasks(const std::string& dir, Diagnostics& diagnostics, Corpus& corpus)
 }
 
 void ReadDocument(const std::string& path, Diagnostics& diagnostics, Corpus& corpus) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFile(path, kMaxManifestBytes);
   if (!text.ok()) {
-    diagnostics.Error({path, 0, 0}, text.status().message());
+    diagnostics.Error({path, 0, 0}, ReadFailure(text.status(), path));
     return;
   }
   const std::string& content = *text;
+  if (!CheckUtf8(diagnostics, path, content)) return;
   size_t close = std::string::npos;
   if (content.starts_with("---\n")) close = content.find("\n---", 3);
   size_t body_start = close == std::string::npos ? 0 : content.find('\n', close + 1);

@@ -6,10 +6,9 @@ std::optional<std::string> ReadPattern(const YamlFile& file, const YAML::Node& n
                                        std::string_view name) {
   std::optional<std::string> text = ReadString(file, node, name);
   if (!text) return std::nullopt;
-  try {
-    std::regex compiled(*text, kPatternFlags);
-  } catch (const std::regex_error& error) {
-    file.Error(node, std::string(name) + " is not a valid pattern: " + error.what());
+  Result<Pattern> compiled = Pattern::Compile(*text);
+  if (!compiled.ok()) {
+    file.Error(node, std::string(name) + " is not a valid pattern: " + compiled.status().message());
     return std::nullopt;
   }
   return text;

@@ -1,17 +1,15 @@
 #pragma once
 
-#include <regex>
 #include <string>
 #include <string_view>
 
+#include "base/pattern.h"
 #include "manifest/yaml_reader.h"
 
 namespace stagegate::manifest {
 
-/// How every manifest pattern is matched: ECMAScript, case-insensitive, anywhere in the text.
-inline constexpr std::regex::flag_type kPatternFlags = std::regex::ECMAScript | std::regex::icase;
-
-/// Reads a pattern and checks that it compiles; reports it and returns nullopt when it does not.
+/// Reads a pattern and checks that it compiles as a stagegate::Pattern (RE2, case-insensitive,
+/// anywhere in the text); reports it at the node and returns nullopt when it does not.
 std::optional<std::string> ReadPattern(const YamlFile& file, const YAML::Node& node,
                                        std::string_view name);
 

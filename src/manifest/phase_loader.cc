@@ -18,9 +18,10 @@ std::vector<Spike> ReadSpikes(const YamlFile& file, const YAML::Node& node) {
   for (const YAML::Node& item : node) {
     MapReader map(file, item, "spike");
     Spike spike;
-    spike.at_s = map.Number("at_s", Need::kRequired, kNonNegative).value_or(0);
-    spike.duration_s = map.Number("duration_s", Need::kRequired, kPositive).value_or(0);
-    spike.rate = map.Number("rate", Need::kRequired, kPositive).value_or(0);
+    spike.at_s =
+        map.Number("at_s", Need::kRequired, {.min = 0, .max = kMaxPhaseSeconds}).value_or(0);
+    spike.duration_s = map.Number("duration_s", Need::kRequired, kSecondsRange).value_or(0);
+    spike.rate = map.Number("rate", Need::kRequired, kRateRange).value_or(0);
     map.Finish();
     // The schedule gives each moment one rate: windows may touch, not overlap.
     for (const Spike& earlier : spikes)
@@ -46,10 +47,10 @@ std::vector<T> ReadLevels(const YamlFile& file, const YAML::Node& node, const st
   for (const YAML::Node& item : node) {
     std::optional<double> value;
     if constexpr (std::is_integral_v<T>) {
-      if (auto integer = ReadInteger(file, item, "a level of '" + key + "'", {.min = 1}))
+      if (auto integer = ReadInteger(file, item, "a level of '" + key + "'", kConcurrencyRange))
         value = static_cast<double>(*integer);
     } else {
-      value = ReadNumber(file, item, "a level of '" + key + "'", kPositive);
+      value = ReadNumber(file, item, "a level of '" + key + "'", kRateRange);
     }
     if (!value) continue;
     if (!levels.empty() && *value <= static_cast<double>(levels.back())) {
@@ -75,9 +76,9 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
   YAML::Node concurrency = map.Get("concurrency");
   YAML::Node rates = map.Get("rates");
   YAML::Node concurrencies = map.Get("concurrencies");
-  if (rate.IsDefined()) phase.rate = ReadNumber(file, rate, "'rate'", kPositive);
+  if (rate.IsDefined()) phase.rate = ReadNumber(file, rate, "'rate'", kRateRange);
   if (concurrency.IsDefined())
-    phase.concurrency = ReadInteger(file, concurrency, "'concurrency'", {.min = 1});
+    phase.concurrency = ReadInteger(file, concurrency, "'concurrency'", kConcurrencyRange);
   phase.rate_levels = ReadLevels<double>(file, rates, "rates");
   phase.concurrency_levels = ReadLevels<int64_t>(file, concurrencies, "concurrencies");
 
@@ -152,7 +153,7 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
                !phase.search) {
       file.Error(value, name + " applies only to a sweep with 'search: auto'");
     } else if (std::string_view(key) == "up_to") {
-      phase.up_to = ReadNumber(file, value, name, kPositive);
+      phase.up_to = ReadNumber(file, value, name, kRateRange);
     } else if (std::string_view(key) == "resolution") {
       phase.resolution =
           ReadNumber(file, value, name, {.min = 0.01, .max = 1}).value_or(phase.resolution);
@@ -179,10 +180,11 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
         ReadEnum(file, arrival, "'arrival'", kArrivalNames).value_or(Arrival::kConstant);
   if (burstiness.IsDefined())
     phase.burstiness = ReadNumber(file, burstiness, "'burstiness'", kPositive);
-  if (ramp_to.IsDefined()) phase.ramp_to = ReadNumber(file, ramp_to, "'ramp_to'", kPositive);
+  if (ramp_to.IsDefined()) phase.ramp_to = ReadNumber(file, ramp_to, "'ramp_to'", kRateRange);
   if (spikes.IsDefined()) phase.spikes = ReadSpikes(file, spikes);
   if (max_concurrency.IsDefined())
-    phase.max_concurrency = ReadInteger(file, max_concurrency, "'max_concurrency'", {.min = 1});
+    phase.max_concurrency =
+        ReadInteger(file, max_concurrency, "'max_concurrency'", kConcurrencyRange);
   if (on_full.IsDefined())
     phase.on_full = ReadEnum(file, on_full, "'on_full'", kOnFullNames).value_or(OnFull::kQueue);
   if (closed_loop) {
@@ -208,10 +210,19 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
   YAML::Node duration = map.Get("duration_s");
   YAML::Node requests = map.Get("requests");
   if (duration.IsDefined())
-    phase.duration_s = ReadNumber(file, duration, "'duration_s'", kPositive);
-  if (requests.IsDefined()) phase.requests = ReadInteger(file, requests, "'requests'", {.min = 1});
+    phase.duration_s = ReadNumber(file, duration, "'duration_s'", kSecondsRange);
+  if (requests.IsDefined())
+    phase.requests = ReadInteger(file, requests, "'requests'", {.min = 1, .max = kMaxRequests});
   if (!duration.IsDefined() && !requests.IsDefined())
     file.Error(phase.pos, "phase '" + name + "': give 'duration_s', 'requests' or both");
+  // A schedule is planned whole before it is sent: its size is bounded, not only its parts.
+  const double fastest = std::max({phase.rate.value_or(0), phase.ramp_to.value_or(0),
+                                   phase.rate_levels.empty() ? 0.0 : phase.rate_levels.back()});
+  if (phase.duration_s && fastest * *phase.duration_s > static_cast<double>(kMaxRequests))
+    file.Error(duration, "phase '" + name + "' would send up to " +
+                             FormatNumber(fastest * *phase.duration_s, 0) + " requests; at most " +
+                             FormatNumber(kMaxRequests) +
+                             " a phase (lower 'duration_s' or the rate)");
   if (phase.duration_s) {
     for (const Spike& spike : phase.spikes) {
       if (spike.at_s + spike.duration_s > *phase.duration_s)
@@ -232,11 +243,14 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
                                        ") is below where the search starts (" +
                                        FormatNumber(*start) + ")");
   }
-  phase.grace_s = map.Number("grace_s", Need::kOptional, kNonNegative).value_or(phase.grace_s);
+  phase.grace_s =
+      map.Number("grace_s", Need::kOptional, {.min = 0, .max = 3600}).value_or(phase.grace_s);
   YAML::Node window = map.Get("window_s");
   if (window.IsDefined()) {
     if (kind != PhaseKind::kRecovery) file.Error(window, "'window_s' applies only to recovery");
-    phase.window_s = ReadNumber(file, window, "'window_s'", kPositive).value_or(phase.window_s);
+    phase.window_s =
+        ReadNumber(file, window, "'window_s'", {.min = 0, .max = 3600, .min_exclusive = true})
+            .value_or(phase.window_s);
   }
   map.Finish();
   return phase;

@@ -91,9 +91,9 @@ std::vector<std::string> Rubric::CriterionIds() const {
 }
 
 std::optional<Rubric> ReadRubric(const std::string& path, Diagnostics& diagnostics) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFile(path, kMaxManifestBytes);
   if (!text.ok()) {
-    diagnostics.Error({path, 0, 0}, text.status().message());
+    diagnostics.Error({path, 0, 0}, ReadFailure(text.status(), path));
     return std::nullopt;
   }
   YamlFile file(path, diagnostics);

@@ -7,6 +7,7 @@
 
 #include "base/files.h"
 #include "base/strings.h"
+#include "http/url_check.h"
 #include "manifest/fault_loader.h"
 #include "manifest/patterns.h"
 #include "manifest/phase_loader.h"
@@ -16,6 +17,15 @@
 namespace stagegate::manifest {
 
 namespace {
+
+// A day, in milliseconds: the longest timeout or latency limit.
+constexpr Range kTimeoutRange{.min = 0, .max = 86'400'000, .min_exclusive = true};
+// A prompt or answer length: a larger one is a prompt no memory holds.
+constexpr Range kTokensRange{.min = 0, .max = 1e6, .min_exclusive = true};
+// Answers sampled for review, at rest or under load.
+constexpr Range kSampleRange{.min = 0, .max = 100'000};
+// 2^53 - 1: every seed a JSON number holds exactly.
+constexpr double kMaxSeed = 9007199254740991.0;
 
 bool IsIdentifier(const std::string& text, const char* extra) {
   if (text.empty()) return false;
@@ -54,8 +64,9 @@ std::optional<std::string> ReadUrl(MapReader& map, const std::string& key, Need 
   YAML::Node node = map.Get(key, need);
   if (!node.IsDefined()) return std::nullopt;
   std::optional<std::string> url = ReadString(map.file(), node, "'" + key + "'");
-  if (url && !url->starts_with("http://") && !url->starts_with("https://")) {
-    map.file().Error(node, "'" + key + "' must be an http:// or https:// URL, got '" + *url + "'");
+  if (!url) return std::nullopt;
+  if (Status checked = http::CheckHttpUrl(*url); !checked.ok()) {
+    map.file().Error(node, "'" + key + "' " + checked.message());
     return std::nullopt;
   }
   return url;
@@ -121,10 +132,11 @@ Target ReadTarget(const YamlFile& file, const YAML::Node& node, const ManifestFa
   if (timeouts.IsDefined()) {
     MapReader limits(file, timeouts, "timeouts");
     Timeouts& t = target.timeouts;
-    t.connect_ms = limits.Integer("connect_ms", Need::kOptional, kPositive).value_or(t.connect_ms);
+    t.connect_ms =
+        limits.Integer("connect_ms", Need::kOptional, kTimeoutRange).value_or(t.connect_ms);
     t.first_token_ms =
-        limits.Integer("first_token_ms", Need::kOptional, kPositive).value_or(t.first_token_ms);
-    t.total_ms = limits.Integer("total_ms", Need::kOptional, kPositive).value_or(t.total_ms);
+        limits.Integer("first_token_ms", Need::kOptional, kTimeoutRange).value_or(t.first_token_ms);
+    t.total_ms = limits.Integer("total_ms", Need::kOptional, kTimeoutRange).value_or(t.total_ms);
     limits.Finish();
     if (t.first_token_ms > t.total_ms)
       file.Error(timeouts, "'first_token_ms' (" + std::to_string(t.first_token_ms) +
@@ -212,8 +224,8 @@ std::optional<TokenDistribution> ReadTokens(MapReader& parent, const std::string
   if (!node.IsDefined()) return std::nullopt;
   MapReader map(parent.file(), node, "'" + key + "'");
   TokenDistribution tokens;
-  tokens.mean = map.Number("mean", Need::kRequired, kPositive).value_or(1);
-  tokens.std = map.Number("std", Need::kOptional, kNonNegative).value_or(0);
+  tokens.mean = map.Number("mean", Need::kRequired, kTokensRange).value_or(1);
+  tokens.std = map.Number("std", Need::kOptional, {.min = 0, .max = 1e6}).value_or(0);
   map.Finish();
   return tokens;
 }
@@ -280,8 +292,8 @@ QualityThresholds ReadQuality(const YamlFile& file, const YAML::Node& node) {
   if (samples.IsDefined()) {
     MapReader counts(file, samples, "samples");
     quality.samples_at_rest =
-        counts.Integer("at_rest", Need::kOptional, kNonNegative).value_or(quality.samples_at_rest);
-    quality.samples_under_load = counts.Integer("under_load", Need::kOptional, kNonNegative)
+        counts.Integer("at_rest", Need::kOptional, kSampleRange).value_or(quality.samples_at_rest);
+    quality.samples_under_load = counts.Integer("under_load", Need::kOptional, kSampleRange)
                                      .value_or(quality.samples_under_load);
     counts.Finish();
   }
@@ -336,10 +348,11 @@ RecoveryPolicy ReadRecovery(const YamlFile& file, const YAML::Node& node) {
     }
   }
   policy.require_retry_after = map.Bool("require_retry_after").value_or(policy.require_retry_after);
-  policy.max_shed_latency_ms = map.Number("max_shed_latency_ms", Need::kOptional, kPositive)
+  policy.max_shed_latency_ms = map.Number("max_shed_latency_ms", Need::kOptional, kTimeoutRange)
                                    .value_or(policy.max_shed_latency_ms);
-  policy.max_recovery_s =
-      map.Number("max_recovery_s", Need::kOptional, kPositive).value_or(policy.max_recovery_s);
+  policy.max_recovery_s = map.Number("max_recovery_s", Need::kOptional,
+                                     {.min = 0, .max = 86'400, .min_exclusive = true})
+                              .value_or(policy.max_recovery_s);
   map.Finish();
   return policy;
 }
@@ -373,8 +386,15 @@ TriageRules ReadTriage(const YamlFile& file, const YAML::Node& node) {
 Telemetry ReadTelemetry(const YamlFile& file, const YAML::Node& node) {
   Telemetry telemetry;
   MapReader map(file, node, "telemetry");
-  telemetry.scrape_interval_ms = map.Integer("scrape_interval_ms", Need::kOptional, kNonNegative)
-                                     .value_or(telemetry.scrape_interval_ms);
+  YAML::Node interval = map.Get("scrape_interval_ms");
+  if (interval.IsDefined()) {
+    const std::optional<int64_t> ms =
+        ReadInteger(file, interval, "'scrape_interval_ms'", {.min = 0, .max = 3'600'000});
+    if (ms && *ms > 0 && *ms < 100)
+      file.Error(interval, "'scrape_interval_ms' must be at least 100 (or 0: no scraping), got " +
+                               std::to_string(*ms));
+    telemetry.scrape_interval_ms = ms.value_or(telemetry.scrape_interval_ms);
+  }
   telemetry.gpu = map.Enum("gpu", kGpuTelemetryNames).value_or(GpuTelemetry::kAuto);
   telemetry.dcgm_url = ReadUrl(map, "dcgm_url", Need::kOptional).value_or("");
   if (telemetry.gpu == GpuTelemetry::kDcgm && telemetry.dcgm_url.empty())
@@ -404,11 +424,11 @@ const LoadPhase* Scenario::FindPhase(PhaseKind kind) const {
 }
 
 std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagnostics) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFile(path, kMaxManifestBytes);
   if (!text.ok()) {
     diagnostics.Error({path, 0, 0}, text.status().code() == Status::Code::kNotFound
                                         ? "scenario file not found"
-                                        : text.status().message());
+                                        : ReadFailure(text.status(), path));
     return std::nullopt;
   }
   YamlFile file(path, diagnostics);
@@ -425,8 +445,8 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
   if (facts.IsDefined()) scenario.manifest = ReadManifestFacts(file, facts);
   YAML::Node seed = map.Get("seed", Need::kRequired);
   if (seed.IsDefined()) {
-    scenario.seed =
-        static_cast<uint64_t>(ReadInteger(file, seed, "'seed'", kNonNegative).value_or(0));
+    scenario.seed = static_cast<uint64_t>(
+        ReadInteger(file, seed, "'seed'", {.min = 0, .max = kMaxSeed}).value_or(0));
   }
   scenario.corpus = ReadPath(map, "corpus");
   scenario.rubric = ReadPath(map, "rubric");

@@ -4,13 +4,18 @@
 #include <cassert>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
+#include "base/files.h"
 #include "base/strings.h"
 
 namespace stagegate::manifest {
 
 namespace {
+
+// How much of a scalar a message quotes.
+constexpr size_t kMaxQuotedBytes = 60;
 
 bool IsQuoted(const YAML::Node& node) {
   return node.Tag() == "!";
@@ -61,23 +66,99 @@ void YamlFile::Error(SourcePos pos, std::string message) const {
   diagnostics_->Error(std::move(pos), std::move(message));
 }
 
+namespace {
+
+// A budget of nodes for the tag walk: an alias bomb is reported by ReadJson, which has its own.
+constexpr size_t kMaxWalkNodes = 1'000'000;
+
+// YAML's own tags ("!!str", written out as tag:yaml.org,2002:str), a quoted scalar's "!" and a
+// plain node's "?" are plain YAML; any other tag ("!python/object") asks for a type stagegate
+// does not have, so it is refused rather than read as its bare value.
+bool IsPlainTag(const std::string& tag) {
+  return tag.empty() || tag == "?" || tag == "!" || tag.starts_with("tag:yaml.org,2002:");
+}
+
+void CheckTags(const YamlFile& file, const YAML::Node& node, size_t& budget) {
+  if (budget == 0 || !node.IsDefined()) return;
+  --budget;
+  if (!IsPlainTag(node.Tag())) {
+    file.Error(node, "the tag '" + node.Tag() + "' is not supported: stagegate reads plain YAML");
+    return;
+  }
+  if (node.IsSequence()) {
+    for (const YAML::Node& item : node)
+      CheckTags(file, item, budget);
+  } else if (node.IsMap()) {
+    for (const auto& entry : node) {
+      CheckTags(file, entry.first, budget);
+      CheckTags(file, entry.second, budget);
+    }
+  }
+}
+
+}  // namespace
+
+bool CheckUtf8(Diagnostics& diagnostics, const std::string& path, std::string_view text,
+               int first_line) {
+  const std::optional<size_t> bad = FirstInvalidUtf8(text);
+  if (!bad) return true;
+  int line = first_line;
+  size_t line_begin = 0;
+  for (size_t i = 0; i < *bad; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_begin = i + 1;
+    }
+  }
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[*bad]));
+  diagnostics.Error({path, line, static_cast<int>(*bad - line_begin) + 1},
+                    std::string("not UTF-8: the byte ") + byte +
+                        " starts no UTF-8 character; save the file as UTF-8");
+  return false;
+}
+
 std::optional<YAML::Node> YamlFile::Parse(const std::string& text) const {
+  if (text.size() > kMaxManifestBytes) {
+    diagnostics_->Error({path_, 0, 0}, "larger than " + DescribeBytes(kMaxManifestBytes) +
+                                           ", the most a manifest may be");
+    return std::nullopt;
+  }
+  if (!CheckUtf8(*diagnostics_, path_, text, first_line_)) return std::nullopt;
+  std::vector<YAML::Node> documents;
   try {
-    return YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& error) {
     SourcePos pos{path_, 0, 0};
     if (!error.mark.is_null()) pos = {path_, error.mark.line + first_line_, error.mark.column + 1};
     diagnostics_->Error(pos, "YAML syntax error: " + error.msg);
     return std::nullopt;
   }
+  if (documents.empty()) return YAML::Node();
+  if (documents.size() > 1) {
+    SourcePos pos = Pos(documents[1]);
+    if (pos.line == 0) pos = {path_, 0, 0};
+    diagnostics_->Error(pos, "a second YAML document (after '---'): a manifest file holds one");
+    return std::nullopt;
+  }
+  const size_t before = diagnostics_->size();
+  size_t budget = kMaxWalkNodes;
+  CheckTags(*this, documents[0], budget);
+  if (diagnostics_->size() != before) return std::nullopt;
+  return documents[0];
 }
 
 std::string Describe(const YAML::Node& node) {
   if (!IsPresent(node)) return "nothing";
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a mapping";
-  if (IsQuoted(node)) return "the quoted string \"" + node.Scalar() + "\"";
-  return "'" + node.Scalar() + "'";
+  // A long value is not quoted: a path that names a file that is not a manifest at all (a rubric
+  // path naming /etc/shadow) must not have that file printed back in the problems.
+  const std::string& text = node.Scalar();
+  if (text.size() > kMaxQuotedBytes || text.find('\n') != std::string::npos)
+    return "a text of " + std::to_string(text.size()) + " bytes";
+  if (IsQuoted(node)) return "the quoted string \"" + text + "\"";
+  return "'" + text + "'";
 }
 
 std::optional<std::string> ReadString(const YamlFile& file, const YAML::Node& node,
@@ -91,16 +172,20 @@ std::optional<std::string> ReadString(const YamlFile& file, const YAML::Node& no
 
 bool CheckRange(const YamlFile& file, const YAML::Node& node, std::string_view name, double value,
                 Range range) {
-  bool below = range.min && (range.min_exclusive ? value <= *range.min : value < *range.min);
-  bool above = range.max && value > *range.max;
+  const double min = range.min.value_or(-kLargestNumber);
+  const double max = range.max.value_or(kLargestNumber);
+  const bool below = range.min_exclusive && range.min ? value <= min : value < min;
+  const bool above = value > max;
   if (!below && !above) return true;
   std::string rule;
   if (range.min && range.max) {
-    rule = "between " + FormatNumber(*range.min) + " and " + FormatNumber(*range.max);
-  } else if (range.min) {
-    rule = (range.min_exclusive ? "greater than " : "at least ") + FormatNumber(*range.min);
+    rule = range.min_exclusive
+               ? "greater than " + FormatNumber(min) + " and at most " + FormatNumber(max)
+               : "between " + FormatNumber(min) + " and " + FormatNumber(max);
+  } else if (below) {
+    rule = (range.min_exclusive ? "greater than " : "at least ") + FormatNumber(min);
   } else {
-    rule = "at most " + FormatNumber(*range.max);
+    rule = "at most " + FormatNumber(max);
   }
   file.Error(node, std::string(name) + " must be " + rule + ", got " + FormatNumber(value, 6));
   return false;
@@ -291,10 +376,24 @@ std::optional<std::vector<std::string>> MapReader::StringList(const std::string&
 
 void MapReader::Finish() {
   finished_ = true;
+  std::vector<YAML::Node> unknown;
   for (const auto& [key_node, value] : entries_) {
+    if (std::find(known_.begin(), known_.end(), key_node.Scalar()) == known_.end())
+      unknown.push_back(key_node);
+  }
+  // Many keys and not one known: a file that is not a manifest (a path naming /etc/shadow reads
+  // as a mapping of its lines). One problem, which does not print its lines back.
+  if (unknown.size() >= 3 && unknown.size() == entries_.size()) {
+    file_->Error(node_, what_ + " has none of its keys: " + std::to_string(unknown.size()) +
+                            " unknown keys, not shown (is this the right file?)");
+    return;
+  }
+  for (const YAML::Node& key_node : unknown) {
     const std::string& key = key_node.Scalar();
-    if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
-    file_->Error(key_node, "unknown key '" + key + "'" + DidYouMean(key, known_));
+    const std::string shown = key.size() > kMaxQuotedBytes
+                                  ? "of " + std::to_string(key.size()) + " bytes"
+                                  : "'" + key + "'";
+    file_->Error(key_node, "unknown key " + shown + DidYouMean(key, known_));
   }
 }
 

@@ -14,6 +14,9 @@
 
 namespace stagegate::manifest {
 
+/// The largest manifest file (scenario, corpus, task file, document, rubric, profile) read.
+inline constexpr size_t kMaxManifestBytes = size_t{16} << 20;
+
 /// One parsed YAML text and where its nodes came from: the file as the user named it, and the line
 /// at which the text starts within that file (a front-matter block starts below its '---' line).
 /// Holds a reference to the Diagnostics, which must outlive it.
@@ -27,7 +30,9 @@ class YamlFile {
   void Error(const YAML::Node& node, std::string message) const;
   void Error(SourcePos pos, std::string message) const;
 
-  /// Parses `text`. A syntax error is reported at yaml-cpp's mark and yields nullopt.
+  /// Parses `text`, which must be one YAML document of UTF-8 text of at most kMaxManifestBytes
+  /// with no tags but YAML's own. A problem is reported at its position (a syntax error at
+  /// yaml-cpp's mark, a byte that is not UTF-8 at its line and column) and yields nullopt.
   std::optional<YAML::Node> Parse(const std::string& text) const;
 
  private:
@@ -36,9 +41,19 @@ class YamlFile {
   int first_line_;
 };
 
+/// True when all of `text` is UTF-8; otherwise reports the first byte that is not, at its line
+/// (counted from `first_line`) and column, and returns false.
+bool CheckUtf8(Diagnostics& diagnostics, const std::string& path, std::string_view text,
+               int first_line = 1);
+
 enum class Need { kOptional, kRequired };
 
+/// The largest magnitude any manifest number may have unless its Range says otherwise: larger
+/// values of counts, durations and intervals only overflow what is computed from them.
+inline constexpr double kLargestNumber = 1e9;
+
 /// Allowed values of a number. Errors say "must be at least 0", "must be between 1 and 99", ...
+/// With no max, kLargestNumber is the max; with no min, -kLargestNumber is the min.
 struct Range {
   std::optional<double> min;
   std::optional<double> max;

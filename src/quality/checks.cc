@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 
+#include "base/pattern.h"
 #include "base/strings.h"
-#include "manifest/patterns.h"
 
 namespace stagegate::quality {
 namespace {
@@ -19,8 +18,11 @@ std::string Lower(std::string_view text) {
   return out;
 }
 
+// The loader checked every pattern; one that does not compile (a store from an older version)
+// matches nothing.
 bool Matches(const std::string& pattern, const std::string& text) {
-  return std::regex_search(text, std::regex(pattern, manifest::kPatternFlags));
+  Result<Pattern> compiled = Pattern::Compile(pattern);
+  return compiled.ok() && compiled->Matches(text);
 }
 
 std::vector<std::string> ToolNames(const std::string& tool_calls_json) {

@@ -9,7 +9,6 @@
 
 #include "base/strings.h"
 #include "http/openai_request.h"
-#include "manifest/patterns.h"
 #include "manifest/scenario.h"
 #include "store/findings.h"
 
@@ -144,11 +143,10 @@ std::string ShedSignal(const load::RequestRecord& r) {
   return text;
 }
 
-std::optional<std::string> FirstMatch(const std::vector<std::regex>& patterns,
+std::optional<std::string> FirstMatch(const std::vector<Pattern>& patterns,
                                       const std::string& text) {
-  std::smatch m;
-  for (const std::regex& p : patterns)
-    if (std::regex_search(text, m, p)) return m.str(0);
+  for (const Pattern& p : patterns)
+    if (std::optional<std::string> match = p.FirstMatch(text)) return match;
   return std::nullopt;
 }
 
@@ -347,14 +345,15 @@ Triager::Triager(TriageCriteria criteria) : criteria_(std::move(criteria)) {
   refusal_ = Compile(criteria_.refusal_patterns);
 }
 
-std::vector<std::regex> Triager::Compile(const std::vector<std::string>& patterns) {
-  std::vector<std::regex> compiled;
+std::vector<Pattern> Triager::Compile(const std::vector<std::string>& patterns) {
+  std::vector<Pattern> compiled;
   for (const std::string& p : patterns) {
-    try {
-      compiled.emplace_back(p, manifest::kPatternFlags);
-    } catch (const std::regex_error& e) {
-      notes_.push_back("the triage pattern /" + p + "/ does not compile (" + e.what() +
-                       "): left out");
+    Result<Pattern> pattern = Pattern::Compile(p);
+    if (pattern.ok()) {
+      compiled.push_back(std::move(pattern).value());
+    } else {
+      notes_.push_back("the triage pattern /" + p + "/ does not compile (" +
+                       pattern.status().message() + "): left out");
     }
   }
   return compiled;

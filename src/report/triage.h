@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/pattern.h"
 #include "store/findings.h"
 
 #include "load/request_record.h"
@@ -104,10 +104,10 @@ class Triager {
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
-  std::vector<std::regex> Compile(const std::vector<std::string>& patterns);
+  std::vector<Pattern> Compile(const std::vector<std::string>& patterns);
 
   TriageCriteria criteria_;
-  std::vector<std::regex> tool_failure_, refusal_;
+  std::vector<Pattern> tool_failure_, refusal_;
   std::vector<std::string> notes_;
 };
 

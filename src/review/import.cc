@@ -39,6 +39,8 @@ struct Scored {
   std::optional<double> seconds;
 };
 
+constexpr double kMaxSecondsPerItem = 86'400;
+
 std::string Where(const std::string& file, int line) {
   return file + ":" + std::to_string(line);
 }
@@ -54,14 +56,22 @@ class Reader {
   void Read(const std::string& file) {
     Result<std::string> text = ReadFile(file);
     if (!text.ok()) {
-      errors.push_back(file + ": " + text.status().message());
+      errors.push_back(file + ": " + ReadFailure(text.status(), file));
+      return;
+    }
+    // Spreadsheets save "CSV UTF-8" with a byte order mark; it is not part of the first field.
+    std::string_view body = *text;
+    if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
+    if (std::optional<size_t> bad = FirstInvalidUtf8(body)) {
+      const auto line = std::count(body.begin(), body.begin() + static_cast<long>(*bad), '\n');
+      Error(Where(file, static_cast<int>(line) + 1), "not UTF-8: save the file as UTF-8");
       return;
     }
     const bool csv = file.size() >= 4 && file.compare(file.size() - 4, 4, ".csv") == 0;
     if (csv)
-      ReadCsv(file, *text);
+      ReadCsv(file, std::string(body));
     else
-      ReadJsonLines(file, *text);
+      ReadJsonLines(file, std::string(body));
   }
 
  private:
@@ -120,9 +130,9 @@ class Reader {
       std::vector<std::string> allowed;
       for (int64_t level : scale)
         allowed.push_back(std::to_string(level));
-      const bool integral =
-          value.is_number_integer() ||
-          (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>());
+      // Any scale level is a small whole number; a huge one must not reach the conversion.
+      const bool integral = value.is_number() && std::abs(value.get<double>()) <= 1e9 &&
+                            std::floor(value.get<double>()) == value.get<double>();
       const int64_t level = integral ? static_cast<int64_t>(value.get<double>()) : 0;
       if (!integral || std::find(scale.begin(), scale.end(), level) == scale.end()) {
         Error(where, "item '" + item + "': '" + criterion + "' must be one of " +
@@ -142,8 +152,11 @@ class Reader {
       ok = false;
     }
     if (!seconds.is_null()) {
-      if (!seconds.is_number() || seconds.get<double>() < 0) {
-        Error(where, "item '" + item + "': 'seconds' must be a number of seconds, 0 or more");
+      // A day on one answer is already a mistake; more would swamp the effort figures.
+      if (!seconds.is_number() || !(seconds.get<double>() >= 0) ||
+          seconds.get<double>() > kMaxSecondsPerItem) {
+        Error(where, "item '" + item + "': 'seconds' must be a number of seconds from 0 to " +
+                         FormatNumber(kMaxSecondsPerItem) + ", got " + seconds.dump());
         ok = false;
       } else {
         s.seconds = seconds.get<double>();
@@ -179,8 +192,9 @@ class Reader {
       }
       if (!header) {
         header = true;
-        if (!value.is_object() || value.value("format", "") != "stagegate-scores" ||
-            !value.contains("version") || value["version"] != 1 || !value.contains("export_id") ||
+        if (!value.is_object() || !value.contains("format") ||
+            value["format"] != "stagegate-scores" || !value.contains("version") ||
+            value["version"] != 1 || !value.contains("export_id") ||
             !value["export_id"].is_string() || !value.contains("reviewer") ||
             !value["reviewer"].is_string()) {
           Error(where,

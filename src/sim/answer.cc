@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <regex>
+
+#include <re2/re2.h>
 
 #include "base/common_words.h"
 #include "base/hashing.h"
@@ -317,15 +318,15 @@ std::string GroundedAnswer(const AnswerInput& input, bool after_tool) {
 
 // "14:00 UK time is 15:00 in Rotterdam" for a question naming a time.
 std::string TimeDifferenceAnswer(const std::string& question) {
-  static const std::regex kClock(R"(\b([01]?[0-9]|2[0-3])[:.]([0-5][0-9])\b)");
+  static const RE2 kClock(R"((\b([01]?[0-9]|2[0-3])[:.]([0-5][0-9])\b))");
   std::string text =
       "The Netherlands is one hour ahead of the UK all year round, because both change their "
       "clocks on the same dates.";
-  std::smatch time;
-  if (std::regex_search(question, time, kClock)) {
-    const int hour = (std::stoi(time[1].str()) + 1) % 24;
-    text = time[0].str() + " UK time is " + (hour < 10 ? "0" : "") + std::to_string(hour) + ":" +
-           time[2].str() + " in Rotterdam. " + text;
+  std::string whole, hour_text, minutes;
+  if (RE2::PartialMatch(question, kClock, &whole, &hour_text, &minutes)) {
+    const int hour = (std::stoi(hour_text) + 1) % 24;
+    text = whole + " UK time is " + (hour < 10 ? "0" : "") + std::to_string(hour) + ":" + minutes +
+           " in Rotterdam. " + text;
   }
   return text;
 }
@@ -335,13 +336,13 @@ std::string OutOfOfficeAnswer(const std::string& question) {
   static const std::string kDay =
       "[0-9]{1,2} (?:January|February|March|April|May|June|July|August|September|October|"
       "November|December)";
-  static const std::regex kDates("(" + kDay + ") to (" + kDay + ")");
-  static const std::regex kCover(R"(([A-Z][a-z]+ [A-Z][a-z]+) is covering)");
+  static const RE2 kDates("(" + kDay + ") to (" + kDay + ")");
+  static const RE2 kCover(R"(([A-Z][a-z]+ [A-Z][a-z]+) is covering)");
   std::string dates = "[first day] to [last day]";
   std::string cover = "[colleague]";
-  std::smatch match;
-  if (std::regex_search(question, match, kDates)) dates = match[1].str() + " to " + match[2].str();
-  if (std::regex_search(question, match, kCover)) cover = match[1].str();
+  std::string first, last, name;
+  if (RE2::PartialMatch(question, kDates, &first, &last)) dates = first + " to " + last;
+  if (RE2::PartialMatch(question, kCover, &name)) cover = name;
   const std::string message =
       "Thank you for your e-mail. I am out of the office from " + dates +
       " and will not be reading e-mail while I am away. For anything urgent, please contact " +
@@ -350,11 +351,10 @@ std::string OutOfOfficeAnswer(const std::string& question) {
 }
 
 std::string SoftenAnswer(const std::string& question) {
-  static const std::regex kWeekday(R"(\b(Monday|Tuesday|Wednesday|Thursday|Friday)\b)",
-                                   std::regex::icase);
-  std::smatch day;
+  static const RE2 kWeekday(R"((?i)\b(Monday|Tuesday|Wednesday|Thursday|Friday)\b)");
+  std::string day;
   const std::string when =
-      std::regex_search(question, day, kWeekday) ? "by " + day[1].str() : "by the deadline";
+      RE2::PartialMatch(question, kWeekday, &day) ? "by " + day : "by the deadline";
   return "Here is a friendlier version: \"Hi, could you send this over " + when +
          "? It would really help me keep things on track. If anything might hold it up, let me "
          "know and I'll see how I can help. Thanks!\" It keeps the request and the deadline but "

@@ -40,11 +40,11 @@ std::optional<SimProfile> LoadSimProfile(const std::string& name_or_path,
                                          manifest::Diagnostics& diagnostics) {
   if (name_or_path == "default") return SimProfile::Default();
   if (name_or_path == "fast") return SimProfile::Fast();
-  Result<std::string> text = ReadFile(name_or_path);
+  Result<std::string> text = ReadFile(name_or_path, manifest::kMaxManifestBytes);
   if (!text.ok()) {
     diagnostics.Error({name_or_path, 0, 0}, text.status().code() == Status::Code::kNotFound
                                                 ? "sim profile not found"
-                                                : text.status().message());
+                                                : ReadFailure(text.status(), name_or_path));
     return std::nullopt;
   }
   const size_t errors_before = diagnostics.size();

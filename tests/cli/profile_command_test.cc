@@ -160,14 +160,15 @@ TEST_CASE("profile refuses bad options with every problem named", "[cli][profile
                              "--request-rate", "5", "--slo", "tfft_ms:5", "--input-tokens", "0",
                              "--api-key-env", "STAGEGATE_UNSET_KEY", "--shard", "5/4"});
   CHECK(ran.exit_code == 2);
-  CHECK(ran.err ==
-        "stagegate profile: give one of --concurrency, --request-rate and --trace\n"
-        "stagegate profile: --input-tokens '0': expected MEAN or MEAN:STD, MEAN >= 1\n"
-        "stagegate profile: --slo: unknown metric 'tfft_ms' (did you mean 'ttft_ms'?) (known: "
-        "ttft_ms, ttst_ms, tpot_ms, itl_ms, e2e_ms, corrected_ms)\n"
-        "stagegate profile: shard '5/4': I must be from 1 to 4 (shards count from 1)\n"
-        "stagegate profile: --api-key-env: the environment variable STAGEGATE_UNSET_KEY is not "
-        "set\n");
+  CHECK(
+      ran.err ==
+      "stagegate profile: give one of --concurrency, --request-rate and --trace\n"
+      "stagegate profile: --input-tokens '0': expected MEAN or MEAN:STD, MEAN from 1 to 1,000,000\n"
+      "stagegate profile: --slo: unknown metric 'tfft_ms' (did you mean 'ttft_ms'?) (known: "
+      "ttft_ms, ttst_ms, tpot_ms, itl_ms, e2e_ms, corrected_ms)\n"
+      "stagegate profile: shard '5/4': I must be from 1 to 4 (shards count from 1)\n"
+      "stagegate profile: --api-key-env: the environment variable STAGEGATE_UNSET_KEY is not "
+      "set\n");
   CHECK_FALSE(std::filesystem::exists(dir / "store.db"));
 }
 

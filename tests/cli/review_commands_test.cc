@@ -367,6 +367,25 @@ TEST_CASE("a bad scores file is named with its line, and nothing is imported", "
     lines[0] = {{"hello", "world"}};
     expect_error(lines, bad + ":1: not a stagegate scores file");
   }
+  SECTION("a header whose format is a number") {
+    std::vector<json> lines = good;
+    lines[0]["format"] = 1;
+    expect_error(lines, bad + ":1: not a stagegate scores file");
+  }
+  SECTION("a level too large for any scale") {
+    std::vector<json> lines = good;
+    lines[1]["scores"]["correctness"] = 1e300;
+    expect_error(lines, bad + ":2: item '" + first +
+                            "': 'correctness' must be one of 1, 2, 3, 4, "
+                            "5, got 1e+300");
+  }
+  SECTION("seconds beyond a day on one answer") {
+    std::vector<json> lines = good;
+    lines[1]["seconds"] = 1e9;
+    expect_error(lines, bad + ":2: item '" + first +
+                            "': 'seconds' must be a number of seconds "
+                            "from 0 to 86400, got 1000000000.0");
+  }
   SECTION("an export of another run") {
     std::vector<json> lines = good;
     lines[0]["export_id"] = "x-elsewhere";
@@ -420,6 +439,19 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find(dir / "bad.csv:2: item '") != std::string::npos);
   CHECK(bad.err.find("'helpfulness' must be one of 1, 2, 3, 4, 5, got 9") != std::string::npos);
+  // Spreadsheets save "CSV UTF-8" with a byte order mark before the header.
+  testing::WriteText(dir / "bom.csv", "\xEF\xBB\xBF" + csv);
+  Ran bom = testing::RunStagegate(dir, {"import", run, dir / "bom.csv", "--replace"});
+  INFO(bom.err);
+  CHECK(bom.exit_code == 0);
+  CHECK(bom.out.find("imported 12 scored items") != std::string::npos);
+  // A CSV saved in another encoding is named, not read as garbled scores.
+  testing::WriteText(dir / "latin1.csv",
+                     testing::ReplaceAll(csv, ",4,3,5,1,12.5\n", ",4,3,5,1,\xE9\n"));
+  Ran latin1 = testing::RunStagegate(dir, {"import", run, dir / "latin1.csv", "--replace"});
+  CHECK(latin1.exit_code == 2);
+  CHECK(latin1.err.find(dir / "latin1.csv:2: not UTF-8: save the file as UTF-8") !=
+        std::string::npos);
 }
 
 // A chat completion whose answer is `content`.

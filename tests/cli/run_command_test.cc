@@ -245,8 +245,8 @@ TEST_CASE("SIGINT ends run with exit 130, marked interrupted, keeping what was m
   auto runs = (*store)->ListRuns();
   REQUIRE(runs.ok());
   CHECK((*runs)[0].status == store::RunStatus::kInterrupted);
-  CHECK(Count((*store)->TEST_database(), "SELECT COUNT(*) FROM phases WHERE status = 'interrupted'") ==
-        1);
+  CHECK(Count((*store)->TEST_database(),
+              "SELECT COUNT(*) FROM phases WHERE status = 'interrupted'") == 1);
   CHECK(Count((*store)->TEST_database(), "SELECT COUNT(*) FROM requests") ==
         std::count(lines.begin(), lines.end(), '\n'));
 }
@@ -344,8 +344,8 @@ TEST_CASE("a killed run leaves a consistent store with what finished, and can be
       testing::RunStagegate(dir, {"--quiet", "run", "--resume", id, "--out", dir / "out"});
   INFO(resumed.out << resumed.err);
   CHECK(resumed.exit_code == 0);
-  CHECK(Count((*store)->TEST_database(), "SELECT COUNT(*) FROM phases WHERE status = 'superseded'") ==
-        1);
+  CHECK(Count((*store)->TEST_database(),
+              "SELECT COUNT(*) FROM phases WHERE status = 'superseded'") == 1);
 }
 
 // The access-denial scenario (denial.yaml).
@@ -605,7 +605,8 @@ TEST_CASE("run refuses bad input before sending anything", "[cli][run]") {
     Ran ran = Run(dir, Scenario(dir, {{"rate: 8, arrival", "rate: -8, arrival"}}));
     CHECK(ran.exit_code == 2);
     CHECK(ran.err.find("run.yaml:") != std::string::npos);
-    CHECK(ran.err.find("'rate' must be greater than 0, got -8") != std::string::npos);
+    CHECK(ran.err.find("'rate' must be greater than 0 and at most 100000, got -8") !=
+          std::string::npos);
   }
   SECTION("persona credentials against a real target need their variables") {
     unsetenv("SD_TOKEN_EMPLOYEE");

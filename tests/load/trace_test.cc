@@ -50,18 +50,23 @@ TEST_CASE("LoadTrace reads a trace, keeps hash_ids and sorts by timestamp stably
 
 TEST_CASE("LoadTrace reports every bad line of a trace in one pass", "[load]") {
   CHECK(LoadError("broken.jsonl") ==
-        "traces/broken.jsonl:2: 'input_length' must be a positive integer, got 0\n"
-        "traces/broken.jsonl:3: 'input_length' must be a positive integer, got \"100\"\n"
+        "traces/broken.jsonl:2: 'input_length' must be an integer from 1 to 1000000, got 0\n"
+        "traces/broken.jsonl:3: 'input_length' must be an integer from 1 to 1000000, got \"100\"\n"
         "traces/broken.jsonl:5:59: not JSON: syntax error while parsing object - unexpected end "
         "of input; expected '}'\n"
         "traces/broken.jsonl:6: expected a JSON object, got [1,2,3]\n"
         "traces/broken.jsonl:7: missing 'timestamp'\n"
         "traces/broken.jsonl:7: missing 'output_length'\n"
-        "traces/broken.jsonl:8: 'timestamp' must be a number >= 0 (milliseconds), got -5\n"
-        "traces/broken.jsonl:8: 'input_length' must be a positive integer, got 12.5\n"
+        "traces/broken.jsonl:8: 'timestamp' must be a number from 0 to 604800000 (milliseconds), "
+        "got -5\n"
+        "traces/broken.jsonl:8: 'input_length' must be an integer from 1 to 1000000, got 12.5\n"
         "traces/broken.jsonl:8: 'hash_ids' must be an array of integers, got [1,\"x\"]\n"
         "traces/broken.jsonl:10:19: not JSON: syntax error while parsing object key - invalid "
-        "literal; last read: '50, i'; expected string literal");
+        "literal; last read: '50, i'; expected string literal\n"
+        "traces/broken.jsonl:11: 'timestamp' must be a number from 0 to 604800000 (milliseconds), "
+        "got 1000000000000.0\n"
+        "traces/broken.jsonl:11: 'input_length' must be an integer from 1 to 1000000, got "
+        "9223372036854775807");
   CHECK(LoadError("empty.jsonl") == "traces/empty.jsonl: the trace has no entries");
 
   Result<Entries> missing = LoadTrace(Testdata("traces/no-such-trace.jsonl"));

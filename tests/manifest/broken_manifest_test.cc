@@ -47,7 +47,8 @@ TEST_CASE("the named problem kinds each have their exact message", "[manifest]")
   CHECK(types.find("broken/wrong-types.yaml:17:18: 'rate' must be a number, got the quoted "
                    "string \"3\"\n") != std::string::npos);
   std::string ranges = Problems("broken/out-of-range.yaml");
-  CHECK(ranges.find("'rate' must be greater than 0, got -3\n") != std::string::npos);
+  CHECK(ranges.find("'rate' must be greater than 0 and at most 100000, got -3\n") !=
+        std::string::npos);
   CHECK(ranges.find("'percentile' must be between 1 and 99, got 100\n") != std::string::npos);
   CHECK(ranges.find("'completion_rate' must be between 0 and 1, got 1.5\n") != std::string::npos);
   std::string files = Problems("broken/missing-files.yaml");
