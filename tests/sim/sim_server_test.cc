@@ -433,6 +433,94 @@ TEST_CASE("every misbehaviour mode is visible on the wire", "[sim]") {
   CHECK(Request(sim->base_url() + "/health").status == 200);
 }
 
+// Reads a streamed answer until `events` SSE events have arrived, then hangs up, as a client that
+// gives up mid-answer does (curl closes the connection when its write callback refuses data).
+CURLcode HangUpAfter(const std::string& url, const std::string& body, size_t events) {
+  struct Received {
+    std::string text;
+    size_t events;
+  } received{"", events};
+  auto on_data = +[](char* data, size_t size, size_t count, void* out) -> size_t {
+    auto* r = static_cast<Received*>(out);
+    r->text.append(data, size * count);
+    return SseData(r->text).size() >= r->events ? 0 : size * count;
+  };
+  CURL* curl = curl_easy_init();
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &received);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30000L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  CURLcode code = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  return code;
+}
+
+// vllm:request_success_total{finished_reason="abort"}: sequences the engine dropped.
+int64_t AbortedSequences(SimServer& sim) {
+  std::string metrics = Request(sim.base_url() + "/metrics").body;
+  std::smatch match;
+  if (!std::regex_search(metrics, match, std::regex("finished_reason=\"abort\"\\} ([0-9]+)")))
+    return 0;
+  return std::stoll(match[1]);
+}
+
+int64_t WaitForAborted(SimServer& sim, int64_t expected) {
+  int64_t aborted = 0;
+  for (int i = 0; i < 500 && (aborted = AbortedSequences(sim)) < expected; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return aborted;
+}
+
+// A timed profile: the engine runs each sequence over many steps, so a client can leave while
+// its sequence is running (with no model delay everything is generated before the first write).
+const std::string kLongAnswer =
+    Chat("What is phishing?", {{"stream", true}, {"min_tokens", 150}}).dump();
+
+TEST_CASE("clients that hang up mid-stream are dropped and the server goes on answering", "[sim]") {
+  auto sim = StartSim(SmallBatchProfile());
+  const std::string url = sim->base_url() + "/v1/chat/completions";
+  HttpResult before = Request(url, kLongAnswer);
+  REQUIRE(before.status == 200);
+  REQUIRE(before.body.ends_with("data: [DONE]\n\n"));
+  constexpr int kHangUps = 5;
+  for (int i = 0; i < kHangUps; ++i) {
+    INFO("hang-up " << i);
+    CHECK(HangUpAfter(url, kLongAnswer, 3 + static_cast<size_t>(i)) == CURLE_WRITE_ERROR);
+    // Each sequence is cancelled when its next token finds the connection closed.
+    CHECK(WaitForAborted(*sim, i + 1) == i + 1);
+  }
+  HttpResult after = Request(url, kLongAnswer);
+  CHECK(after.status == 200);
+  CHECK(after.body.ends_with("data: [DONE]\n\n"));
+  CHECK(Content(after.body) == Content(before.body));
+  CHECK(AbortedSequences(*sim) == kHangUps);
+}
+
+TEST_CASE("misbehaviour that ends a running stream early leaves the server answering", "[sim]") {
+  auto sim = StartSim(SmallBatchProfile());
+  const std::string url = sim->base_url() + "/v1/chat/completions";
+  HttpResult before = Request(url, kLongAnswer);
+  REQUIRE(before.status == 200);
+  int64_t ended = 0;
+  for (int i = 0; i < 3; ++i) {
+    HttpResult reset = Request(url, kLongAnswer, {"X-Sim-Fault: reset"});
+    CHECK(reset.code != CURLE_OK);
+    HttpResult error_after = Request(url, kLongAnswer, {"X-Sim-Fault: error-after-200"});
+    CHECK(error_after.status == 200);
+    CHECK(error_after.body.find("data: {\"error\":") != std::string::npos);
+    ended += 2;
+    CHECK(WaitForAborted(*sim, ended) == ended);
+  }
+  HttpResult after = Request(url, kLongAnswer);
+  CHECK(after.status == 200);
+  CHECK(Content(after.body) == Content(before.body));
+}
+
 TEST_CASE("ground truth: every chunk carries the server's send time, in order", "[sim]") {
   auto sim = StartSim(SmallBatchProfile());
   HttpResult r =
