@@ -1,9 +1,13 @@
 // `stagegate sim`: runs the reference application in the foreground until SIGINT or SIGTERM.
 
 #include <pthread.h>
+#include <algorithm>
 #include <csignal>
+#include <filesystem>
+#include <system_error>
 
 #include "base/files.h"
+#include "base/strings.h"
 #include "cli/command.h"
 #include "manifest/corpus.h"
 #include "sim/profile.h"
@@ -12,6 +16,38 @@
 namespace stagegate::cli {
 
 namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDefaultCorpus = "corpus/service-desk";
+
+// Where the default corpus may be, in order, as absolute paths: the current directory (a
+// checkout), then the checkout the executable was built in (build/stagegate sits in it). The
+// project has no install rules, so there is no shared-data folder to look in.
+std::vector<std::string> DefaultCorpusCandidates() {
+  std::vector<fs::path> folders;
+  std::error_code error;
+  if (fs::path here = fs::current_path(error); !error) folders.push_back(here);
+  if (fs::path executable = fs::read_symlink("/proc/self/exe", error); !error)
+    folders.push_back(executable.parent_path() / "..");
+  std::vector<std::string> candidates;
+  for (const fs::path& folder : folders) {
+    std::string candidate = (folder / kDefaultCorpus).lexically_normal().string();
+    if (std::find(candidates.begin(), candidates.end(), candidate) == candidates.end())
+      candidates.push_back(std::move(candidate));
+  }
+  return candidates;
+}
+
+// The first candidate folder that holds corpus.yaml; NotFound naming every candidate otherwise.
+Result<std::string> FindDefaultCorpus() {
+  const std::vector<std::string> candidates = DefaultCorpusCandidates();
+  for (const std::string& candidate : candidates) {
+    if (IsRegularFile(candidate + "/corpus.yaml")) return candidate;
+  }
+  return Status::NotFound("no corpus found at " + Join(candidates, " or ") +
+                          ": pass --corpus DIR (the folder with corpus.yaml)");
+}
 
 class SimCommand : public Command {
  public:
@@ -27,8 +63,11 @@ class SimCommand : public Command {
     app.add_option("--config,--profile", profile_,
                    "Latency profile: default, fast, or a YAML file (docs/sim.md)")
         ->capture_default_str();
-    app.add_option("--corpus", corpus_dir_, "Corpus whose documents, personas and tools it serves")
-        ->capture_default_str();
+    app.add_option("--corpus", corpus_dir_,
+                   "Corpus folder (with corpus.yaml) whose documents, personas and tools it "
+                   "serves; default: corpus/service-desk in the current directory, else in the "
+                   "checkout the executable was built in")
+        ->type_name("DIR");
     app.add_option("--model", model_, "Model name it reports")->capture_default_str();
     app.add_option("--fault", fault_, "A misbehaviour for every request (docs/sim.md)");
   }
@@ -36,8 +75,16 @@ class SimCommand : public Command {
   ExitCode Run(const GlobalOptions&, console::Console& console) override {
     manifest::Diagnostics diagnostics;
     std::optional<sim::SimProfile> profile = sim::LoadSimProfile(profile_, diagnostics);
-    std::optional<manifest::Corpus> corpus;
-    if (!corpus_dir_.empty()) corpus = manifest::LoadCorpus(corpus_dir_, diagnostics);
+    std::string corpus_dir = corpus_dir_;
+    if (corpus_dir.empty()) {
+      Result<std::string> found = FindDefaultCorpus();
+      if (!found.ok()) {
+        console.Error("stagegate sim: " + found.status().message());
+        return ExitCode::kInvalidInput;
+      }
+      corpus_dir = *found;
+    }
+    std::optional<manifest::Corpus> corpus = manifest::LoadCorpus(corpus_dir, diagnostics);
     if (!diagnostics.empty()) {
       for (const manifest::Diagnostic& d : diagnostics.Sorted())
         console.Error(d.ToString());
@@ -66,7 +113,7 @@ class SimCommand : public Command {
       return ExitCode::kRuntimeFailure;
     }
     console.Line("sim listening on " + (*server)->base_url() + " (profile " + profile->name +
-                 ", tools at " + (*server)->tool_service_url() + ")");
+                 ", corpus " + corpus_dir + ", tools at " + (*server)->tool_service_url() + ")");
     int signal = 0;
     sigwait(&stop_signals, &signal);
     (*server)->Stop();
@@ -80,7 +127,7 @@ class SimCommand : public Command {
   uint16_t tool_port_ = 0;
   std::string tool_url_;
   std::string profile_ = "default";
-  std::string corpus_dir_ = "corpus/service-desk";
+  std::string corpus_dir_;  // "": the default corpus, found by FindDefaultCorpus
   std::string model_ = "sim-assistant";
   std::string fault_;
 };

@@ -77,6 +77,7 @@ struct Application::Exchange {
   bool identity = false;
   bool tools = false;
   std::vector<std::string> offered_tools;
+  ToolChoice tool_choice;
   const manifest::Persona* persona = nullptr;
   std::vector<Passage> passages;
   std::optional<ToolOutcome> tool;
@@ -213,8 +214,11 @@ void Application::Completions(HttpRequest request, std::shared_ptr<HttpResponder
       else
         return SendError(*responder, path, 400, "each tool needs function.name");
     }
-    if (x.body.contains("tool_choice") && x.body["tool_choice"] == "none") x.offered_tools.clear();
   }
+  Result<ToolChoice> tool_choice = ParseToolChoice(
+      x.body.contains("tool_choice") ? x.body["tool_choice"] : json(), x.offered_tools);
+  if (!tool_choice.ok()) return SendError(*responder, path, 400, tool_choice.status().message());
+  x.tool_choice = *tool_choice;
   x.seed = x.body.contains("seed") && x.body["seed"].is_number_integer()
                ? x.body["seed"].get<uint64_t>()
                : Fnv1a(x.question);
@@ -300,7 +304,9 @@ void Application::AfterRetrieval(std::shared_ptr<Exchange> exchange) {
   if (x.offered_tools.empty() || !x.refusal.empty()) return Answer(exchange);
   if (!x.tools) {
     // The model alone: it asks the client to run the tool, or answers from the tool's result.
-    if (x.last_role == "tool") {
+    // A forced choice forces a call on every turn, after a tool result too, as it does on OpenAI
+    // and vLLM: a client sends "auto" or "none" for the turn that should answer.
+    if (x.last_role == "tool" && !x.tool_choice.forces_call()) {
       const json& messages = x.body["messages"];
       const json& last = messages.back();
       ToolOutcome outcome;
@@ -316,7 +322,7 @@ void Application::AfterRetrieval(std::shared_ptr<Exchange> exchange) {
       x.tool = outcome;
       return Answer(exchange);
     }
-    std::optional<ToolCall> call = ChooseTool(x.question, x.offered_tools);
+    std::optional<ToolCall> call = CallTool(x.question, x.offered_tools, x.tool_choice);
     if (call) {
       x.tool_call =
           ToolCallOut{"call_" + std::to_string(next_id_), call->name, call->arguments.dump()};
@@ -324,7 +330,7 @@ void Application::AfterRetrieval(std::shared_ptr<Exchange> exchange) {
     }
     return Answer(exchange);
   }
-  std::optional<ToolCall> call = ChooseTool(x.question, x.offered_tools);
+  std::optional<ToolCall> call = CallTool(x.question, x.offered_tools, x.tool_choice);
   if (!call) return Answer(exchange);
   x.tool_call = ToolCallOut{"call_" + std::to_string(next_id_), call->name, call->arguments.dump()};
   json request = {{"arguments", call->arguments}, {"persona", x.persona ? x.persona->name : ""}};

@@ -53,10 +53,23 @@ void BatchEngine::Cancel(uint64_t id) {
     waiting_.erase(queued);
   } else if (auto it = running_.find(id); it != running_.end()) {
     kv_used_ -= KvNeed(it->second);
-    running_.erase(it);
+    // A response cancels from its own on_token, whose closure holds the last reference to the
+    // response: destroying the sequence here would free the caller while it runs.
+    if (notifying_ > 0) {
+      cancelled_.push_back(running_.extract(it));
+    } else {
+      running_.erase(it);
+    }
     metrics_.CountFinished("abort");
   }
   Publish();
+}
+
+template <typename Event, typename... Args>
+void BatchEngine::Notify(const Event& event, Args... args) {
+  ++notifying_;
+  event(args...);
+  if (--notifying_ == 0) cancelled_.clear();
 }
 
 void BatchEngine::Step() {
@@ -79,7 +92,7 @@ void BatchEngine::Step() {
     metrics_.AddPromptTokens(next.prompt_tokens);
     uint64_t id = next.id;
     auto [it, inserted] = running_.emplace(id, std::move(next));
-    if (it->second.events.on_admitted) it->second.events.on_admitted();
+    if (it->second.events.on_admitted) Notify(it->second.events.on_admitted);
   }
   Publish();
   if (running_.empty()) {
@@ -113,7 +126,7 @@ void BatchEngine::FinishStep() {
     Sequence& sequence = it->second;
     int64_t index = sequence.generated++;
     metrics_.AddGenerationTokens(1);
-    sequence.events.on_token(index);
+    Notify(sequence.events.on_token, index);
     it = running_.find(id);
     if (it == running_.end()) continue;
     if (it->second.generated >= it->second.output_tokens) {

@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <vector>
 
 #include "sim/metrics.h"
 #include "sim/profile.h"
@@ -33,7 +34,9 @@ class BatchEngine {
   /// Queues a sequence. When the queue is already at its limit the sequence is shed at once
   /// (on_rejected with the profile's shed status) and 0 is returned; otherwise its id.
   uint64_t Submit(int64_t prompt_tokens, int64_t output_tokens, SequenceEvents events);
-  /// Drops a queued or running sequence (its client went away); no further events for it.
+  /// Drops a queued or running sequence (its client went away); no further events for it. May be
+  /// called from the sequence's own event: its SequenceEvents (and whatever they keep alive) are
+  /// then destroyed after that event returns, never while it runs.
   void Cancel(uint64_t id);
 
   int64_t running() const { return static_cast<int64_t>(running_.size()); }
@@ -52,6 +55,9 @@ class BatchEngine {
   void Step();
   void FinishStep();
   void Publish();
+  /// Calls one of a running sequence's events; sequences cancelled meanwhile outlive the call.
+  template <typename Event, typename... Args>
+  void Notify(const Event& event, Args... args);
   int64_t KvNeed(const Sequence& s) const { return s.prompt_tokens + s.output_tokens; }
 
   const SimProfile& profile_;
@@ -62,6 +68,10 @@ class BatchEngine {
   int64_t kv_used_ = 0;
   std::deque<Sequence> waiting_;
   std::map<uint64_t, Sequence> running_;
+  int notifying_ = 0;  // depth of Notify calls in progress
+  /// Sequences Cancel took out of running_ during a Notify: kept, at the same addresses, until it
+  /// returns, since the event running may be one of theirs.
+  std::vector<std::map<uint64_t, Sequence>::node_type> cancelled_;
 };
 
 }  // namespace stagegate::sim

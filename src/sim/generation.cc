@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 #include <functional>
+#include <utility>
 
 #include "base/strings.h"
 
@@ -307,9 +308,12 @@ struct Stream : std::enable_shared_from_this<Stream> {
                     body.dump(-1, ' ', false, json::error_handler_t::replace));
   }
 
+  // Drops the sequence from the engine. The engine holds the only references to this stream, in
+  // the sequence's events: nothing of `this` may be touched once engine.Cancel returns (the engine
+  // keeps the events alive until the current event returns, and not a moment longer).
   void Cancel() {
-    if (sequence != 0) engine.Cancel(sequence);
-    sequence = 0;
+    const uint64_t id = std::exchange(sequence, 0);
+    if (id != 0) engine.Cancel(id);
   }
 };
 

@@ -305,7 +305,109 @@ ToolCall OpenTicketCall(std::string_view question, const Words& words) {
           {{"summary", Summary(question)}, {"queue", Queue(words)}, {"priority", Priority(words)}}};
 }
 
+// leave_balance{}, with the first year 20xx the question names.
+ToolCall LeaveBalanceCall(const Words& words) {
+  nlohmann::json arguments = nlohmann::json::object();
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i].size() == 4 && words[i].starts_with("20") &&
+        std::all_of(words[i].begin(), words[i].end(),
+                    [](char c) { return std::isdigit(c) != 0; })) {
+      arguments["year"] = std::stoi(words[i]);
+      break;
+    }
+  }
+  return ToolCall{"leave_balance", std::move(arguments)};
+}
+
+// "INC-" and any number of digits, upper-cased, or "": what a question calls a ticket, even when
+// it is not a well-formed number.
+std::string TicketReference(const Words& words) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.size() > 4 && w.starts_with("inc-") &&
+        std::all_of(w.begin() + 4, w.end(), [](char c) { return std::isdigit(c) != 0; }))
+      return "INC-" + w.substr(4);
+  }
+  return "";
+}
+
+// A call to `name` that the rules of ChooseTool did not pick: its arguments from whatever the
+// question holds.
+ToolCall ForcedCall(std::string_view question, const std::string& name) {
+  const Words words(question);
+  if (name == "lookup_ticket") return {name, {{"ticket_id", TicketReference(words)}}};
+  if (name == "open_ticket") return OpenTicketCall(question, words);
+  if (name == "leave_balance") return LeaveBalanceCall(words);
+  return {name, nlohmann::json::object()};
+}
+
+const char* const kToolChoiceUsage =
+    "use \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": "
+    "{\"name\": \"...\"}}";
+
+Status InvalidToolChoice(const std::string& problem) {
+  return Status::InvalidInput("invalid 'tool_choice': " + problem + "; " + kToolChoiceUsage);
+}
+
 }  // namespace
+
+Result<ToolChoice> ParseToolChoice(const nlohmann::json& value,
+                                   const std::vector<std::string>& offered) {
+  if (value.is_null()) return ToolChoice{};
+  if (value.is_string()) {
+    const std::string mode = value.get<std::string>();
+    if (mode == "auto") return ToolChoice{.mode = ToolChoice::Mode::kAuto};
+    if (mode == "none") return ToolChoice{.mode = ToolChoice::Mode::kNone};
+    if (mode == "required") {
+      if (offered.empty())
+        return Status::InvalidInput(
+            "'tool_choice' \"required\" needs at least one tool in 'tools'");
+      return ToolChoice{.mode = ToolChoice::Mode::kRequired};
+    }
+    return InvalidToolChoice(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                             " is not a mode");
+  }
+  if (!value.is_object()) return InvalidToolChoice("it must be a string or an object");
+  if (!value.contains("type") || value["type"] != "function")
+    return InvalidToolChoice("an object needs \"type\": \"function\"");
+  const nlohmann::json* function =
+      value.contains("function") && value["function"].is_object() ? &value["function"] : nullptr;
+  if (!function || !function->contains("name") || !(*function)["name"].is_string() ||
+      (*function)["name"].get<std::string>().empty())
+    return InvalidToolChoice("an object needs \"function\": {\"name\": ...} with a non-empty name");
+  const std::string name = (*function)["name"].get<std::string>();
+  if (std::find(offered.begin(), offered.end(), name) == offered.end()) {
+    const nlohmann::json quoted = name;
+    return Status::InvalidInput(
+        "'tool_choice' names the function " +
+        quoted.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+        ", which is not in 'tools'" +
+        (offered.empty() ? std::string(" (no tools were sent)")
+                         : " (offered: " + Join(offered, ", ") + ")"));
+  }
+  return ToolChoice{.mode = ToolChoice::Mode::kFunction, .function = name};
+}
+
+std::optional<ToolCall> CallTool(std::string_view question, const std::vector<std::string>& offered,
+                                 const ToolChoice& choice) {
+  switch (choice.mode) {
+    case ToolChoice::Mode::kAuto:
+      return ChooseTool(question, offered);
+    case ToolChoice::Mode::kNone:
+      return std::nullopt;
+    case ToolChoice::Mode::kRequired:
+      if (std::optional<ToolCall> call = ChooseTool(question, offered)) return call;
+      if (offered.empty()) return std::nullopt;  // ParseToolChoice refuses this
+      if (std::find(offered.begin(), offered.end(), "lookup_ticket") != offered.end() &&
+          !TicketReference(Words(question)).empty())
+        return ForcedCall(question, "lookup_ticket");
+      return ForcedCall(question, offered.front());
+    case ToolChoice::Mode::kFunction:
+      if (std::optional<ToolCall> call = ChooseTool(question, {choice.function})) return call;
+      return ForcedCall(question, choice.function);
+  }
+  return std::nullopt;
+}
 
 std::optional<ToolCall> ChooseTool(std::string_view question,
                                    const std::vector<std::string>& offered) {
@@ -324,18 +426,7 @@ std::optional<ToolCall> ChooseTool(std::string_view question,
     return ToolCall{"lookup_ticket", {{"ticket_id", ticket}}};
   if (is_offered("open_ticket") && (asks_to_open || FaultWithTicket(words) || LostDevice(words)))
     return OpenTicketCall(question, words);
-  if (is_offered("leave_balance") && AsksOwnLeaveBalance(words)) {
-    nlohmann::json arguments = nlohmann::json::object();
-    for (size_t i = 0; i < words.size(); ++i) {
-      if (words[i].size() == 4 && words[i].starts_with("20") &&
-          std::all_of(words[i].begin(), words[i].end(),
-                      [](char c) { return std::isdigit(c) != 0; })) {
-        arguments["year"] = std::stoi(words[i]);
-        break;
-      }
-    }
-    return ToolCall{"leave_balance", std::move(arguments)};
-  }
+  if (is_offered("leave_balance") && AsksOwnLeaveBalance(words)) return LeaveBalanceCall(words);
   if (is_offered("list_devices") && AsksOwnDevices(words))
     return ToolCall{"list_devices", nlohmann::json::object()};
   return std::nullopt;

@@ -1,5 +1,5 @@
 // The official openai client against the reference application: a streamed chat, the usage
-// chunk, and a tool-call round trip must all complete without error.
+// chunk, a tool-call round trip and tool_choice must all work as the client expects.
 // Usage: node openai_client_test.mjs /path/to/stagegate   (run by ctest from the source tree)
 
 import assert from 'node:assert/strict';
@@ -97,6 +97,66 @@ await test('a tool call round trip: tool_calls, then an answer from the tool res
                   content: JSON.stringify({ ticket_id: 'INC-777123', queue: 'it', status: 'open' }) });
   const second = await client.chat.completions.create({ model: 'sim-assistant', messages, tools });
   assert.match(second.choices[0].message.content, /INC-777123/);
+});
+
+const ticketTools = [
+  { type: 'function',
+    function: { name: 'lookup_ticket', description: 'Look up a ticket by its id.',
+                parameters: { type: 'object', properties: { ticket_id: { type: 'string' } } } } },
+  { type: 'function',
+    function: { name: 'open_ticket', description: 'Open a ticket.',
+                parameters: { type: 'object', properties: { summary: { type: 'string' } } } } },
+];
+
+// The one tool call of a non-streamed reply, and the same request streamed, joined.
+async function toolCallOf(request) {
+  const reply = await client.chat.completions.create(request);
+  const choice = reply.choices[0];
+  assert.equal(choice.finish_reason, 'tool_calls');
+  assert.equal(choice.message.tool_calls.length, 1);
+  const call = choice.message.tool_calls[0].function;
+  const stream = await client.chat.completions.create({ ...request, stream: true });
+  let name = '';
+  let args = '';
+  for await (const chunk of stream) {
+    for (const delta of chunk.choices[0]?.delta?.tool_calls ?? []) {
+      name += delta.function?.name ?? '';
+      args += delta.function?.arguments ?? '';
+    }
+  }
+  assert.equal(name, call.name);
+  assert.deepEqual(JSON.parse(args), JSON.parse(call.arguments));
+  return { name: call.name, arguments: JSON.parse(call.arguments) };
+}
+
+await test('tool_choice "required" gets a call to an offered tool', async () => {
+  const messages = [{ role: 'user', content: 'What is the status of ticket INC-1042?' }];
+  const call = await toolCallOf({ model: 'sim-assistant', messages, tools: ticketTools.slice(0, 1),
+                                  tool_choice: 'required' });
+  assert.deepEqual(call, { name: 'lookup_ticket', arguments: { ticket_id: 'INC-1042' } });
+  assert.deepEqual(await toolCallOf({ model: 'sim-assistant', messages, tools: ticketTools,
+                                      tool_choice: 'required' }), call);
+});
+
+await test('tool_choice naming a function forces it, even for a plain question', async () => {
+  const messages = [{ role: 'user', content: 'What is phishing?' }];
+  const plain = await client.chat.completions.create({ model: 'sim-assistant', messages,
+                                                       tools: ticketTools });
+  assert.equal(plain.choices[0].finish_reason, 'stop');
+  assert.ok(plain.choices[0].message.content.length > 20);
+  const call = await toolCallOf({ model: 'sim-assistant', messages, tools: ticketTools,
+                                  tool_choice: { type: 'function', function: { name: 'open_ticket' } } });
+  assert.equal(call.name, 'open_ticket');
+  assert.equal(call.arguments.summary, 'What is phishing?');
+});
+
+await test('tool_choice naming a function that is not offered is a 400', async () => {
+  await assert.rejects(
+    client.chat.completions.create({
+      model: 'sim-assistant', messages: [{ role: 'user', content: 'What is phishing?' }],
+      tools: ticketTools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }),
+    (error) => error instanceof OpenAI.BadRequestError && error.status === 400 &&
+               /get_weather/.test(error.message));
 });
 
 await test('errors surface as the client library\'s typed errors', async () => {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "sim/engine.h"
@@ -146,6 +147,46 @@ TEST_CASE("a cancelled sequence hears nothing more and frees its place", "[sim][
   CHECK(cancelled.tokens.size() == 3);
   CHECK(cancelled.done == 0);
   CHECK(next.done == 1);
+}
+
+// What a sequence's owner keeps alive through its events: a response, say. Counts are static so
+// that the test reads them without touching the callback that may already be gone.
+struct OwnerState {
+  static inline bool in_token_event = false;
+  static inline int destroyed_in_event = 0;
+  static inline int destroyed = 0;
+  ~OwnerState() {
+    ++destroyed;
+    if (in_token_event) ++destroyed_in_event;
+  }
+};
+
+TEST_CASE("a sequence cancelled from its own token event lives until the event returns",
+          "[sim][engine]") {
+  asio::io_context io;
+  Metrics metrics;
+  SimProfile profile = Timed(1, 1);
+  BatchEngine engine(io, profile, metrics);
+  OwnerState::destroyed = OwnerState::destroyed_in_event = 0;
+  uint64_t id = 0;
+  {
+    auto owner = std::make_shared<OwnerState>();
+    SequenceEvents events{
+        .on_admitted = [owner] {},
+        .on_token =
+            [owner, &engine, &id](int64_t) {
+              OwnerState::in_token_event = true;
+              engine.Cancel(id);  // what a response does when its client has gone away
+              OwnerState::in_token_event = false;
+            },
+        .on_done = [owner] {},
+        .on_rejected = [owner](int64_t) {}};
+    id = engine.Submit(1, 10, std::move(events));
+  }  // the events hold the only references now
+  io.run();
+  CHECK(OwnerState::destroyed_in_event == 0);
+  CHECK(OwnerState::destroyed == 1);  // released after the event, not leaked
+  CHECK(engine.running() == 0);
 }
 
 TEST_CASE("a step takes longer the more sequences run", "[sim][engine]") {

@@ -380,6 +380,159 @@ TEST_CASE("the model alone asks the client to run a tool, then answers from the 
             "INC-555555") != std::string::npos);
 }
 
+// The tool call of a reply, as {"name", "arguments" (parsed), "finish_reason"}; null for none.
+// Streamed replies are joined from their deltas.
+json ToolCallOf(const HttpResult& r) {
+  if (r.headers.count("content-type") && r.headers.at("content-type") == "text/event-stream") {
+    std::string name, arguments, finish;
+    for (const std::string& data : SseData(r.body)) {
+      if (data == "[DONE]") continue;
+      const json chunk = json::parse(data);
+      if (chunk["choices"].empty()) continue;
+      const json& choice = chunk["choices"][0];
+      if (choice["finish_reason"].is_string()) finish = choice["finish_reason"];
+      for (const json& call : choice["delta"].value("tool_calls", json::array())) {
+        name += call["function"].value("name", "");
+        arguments += call["function"].value("arguments", "");
+      }
+    }
+    if (name.empty()) return nullptr;
+    return {{"name", name}, {"arguments", json::parse(arguments)}, {"finish_reason", finish}};
+  }
+  const json choice = json::parse(r.body)["choices"][0];
+  if (!choice["message"].contains("tool_calls")) return nullptr;
+  const json& call = choice["message"]["tool_calls"][0]["function"];
+  return {{"name", call["name"]},
+          {"arguments", json::parse(call["arguments"].get<std::string>())},
+          {"finish_reason", choice["finish_reason"]}};
+}
+
+const json kLookupTicket = {{"type", "function"}, {"function", {{"name", "lookup_ticket"}}}};
+const json kOpenTicket = {{"type", "function"}, {"function", {{"name", "open_ticket"}}}};
+
+TEST_CASE("tool_choice required and a named function force a call, streamed or not", "[sim]") {
+  auto sim = StartSim();
+  const std::string url = sim->base_url() + "/v1/chat/completions";
+  for (bool stream : {false, true}) {
+    INFO("stream " << stream);
+    const json lookup = {{"type", "function"}, {"function", {{"name", "lookup_ticket"}}}};
+    HttpResult required =
+        Request(url, Chat("What is the status of ticket INC-1042?",
+                          {{"stream", stream}, {"tools", {lookup}}, {"tool_choice", "required"}})
+                         .dump());
+    REQUIRE(required.status == 200);
+    CHECK(ToolCallOf(required) == json({{"name", "lookup_ticket"},
+                                        {"arguments", {{"ticket_id", "INC-1042"}}},
+                                        {"finish_reason", "tool_calls"}}));
+    // A question that gets text under auto gets the named function's call.
+    HttpResult automatic =
+        Request(url, Chat("What is phishing?", {{"stream", stream}, {"tools", kTools}}).dump());
+    CHECK(ToolCallOf(automatic) == nullptr);
+    HttpResult named =
+        Request(url, Chat("What is phishing?",
+                          {{"stream", stream}, {"tools", kTools}, {"tool_choice", kOpenTicket}})
+                         .dump());
+    CHECK(ToolCallOf(named) ==
+          json({{"name", "open_ticket"},
+                {"arguments",
+                 {{"summary", "What is phishing?"}, {"queue", "it"}, {"priority", "normal"}}},
+                {"finish_reason", "tool_calls"}}));
+    // And "none" gets text where auto would call a tool.
+    HttpResult none = Request(
+        url,
+        Chat(kVpnTicket, {{"stream", stream}, {"tools", kTools}, {"tool_choice", "none"}}).dump());
+    CHECK(ToolCallOf(none) == nullptr);
+  }
+}
+
+TEST_CASE("a forced tool_choice calls again after a tool result; auto answers from it", "[sim]") {
+  auto sim = StartSim();
+  const std::string url = sim->base_url() + "/v1/chat/completions";
+  json request = Chat(kVpnTicket, {{"tools", kTools}});
+  request["messages"].push_back(
+      {{"role", "assistant"},
+       {"content", nullptr},
+       {"tool_calls",
+        {{{"id", "call_1"},
+          {"type", "function"},
+          {"function", {{"name", "open_ticket"}, {"arguments", "{}"}}}}}}});
+  request["messages"].push_back({{"role", "tool"},
+                                 {"tool_call_id", "call_1"},
+                                 {"content", R"({"ticket_id": "INC-555555"})"}});
+  for (const json& answers : {json("auto"), json("none")}) {
+    request["tool_choice"] = answers;
+    json reply = json::parse(Request(url, request.dump()).body);
+    CHECK(reply["choices"][0]["finish_reason"] == "stop");
+    CHECK(reply["choices"][0]["message"]["content"].get<std::string>().find("INC-555555") !=
+          std::string::npos);
+  }
+  request["tool_choice"] = "required";
+  CHECK(ToolCallOf(Request(url, request.dump()))["name"] == "open_ticket");
+}
+
+TEST_CASE("with tools on, the application runs the tool tool_choice forces, or none", "[sim]") {
+  auto sim = StartSim();
+  const std::vector<std::string> headers = {"X-Sim-Tools: on", "X-Sim-Identity: on",
+                                            "Authorization: Bearer sim-token-employee"};
+  const std::string url = sim->base_url() + "/v1/chat/completions";
+  HttpResult forced = Request(
+      url,
+      Chat("What is phishing?", {{"stream", true}, {"tools", kTools}, {"tool_choice", kOpenTicket}})
+          .dump(),
+      headers);
+  REQUIRE(forced.status == 200);
+  CHECK(ToolCallOf(forced)["name"] == "open_ticket");
+  CHECK(std::regex_search(Content(forced.body), std::regex("INC-21000[0-9]")));
+  CHECK(forced.headers["server-timing"].find("tools;dur=") != std::string::npos);
+
+  HttpResult none = Request(
+      url, Chat(kVpnTicket, {{"stream", true}, {"tools", kTools}, {"tool_choice", "none"}}).dump(),
+      headers);
+  REQUIRE(none.status == 200);
+  CHECK(ToolCallOf(none) == nullptr);
+  CHECK(none.headers["server-timing"].find("tools;dur=") == std::string::npos);
+}
+
+TEST_CASE("a tool_choice that cannot be honoured is a 400 with an OpenAI error body", "[sim]") {
+  auto sim = StartSim();
+  const std::string usage =
+      "; use \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": "
+      "\"...\"}}";
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"tools", kTools},
+        {"tool_choice", {{"type", "function"}, {"function", {{"name", "get_weather"}}}}}},
+       "'tool_choice' names the function \"get_weather\", which is not in 'tools' (offered: "
+       "open_ticket, lookup_ticket)"},
+      {{{"tool_choice", kLookupTicket}},
+       "'tool_choice' names the function \"lookup_ticket\", which is not in 'tools' (no tools "
+       "were sent)"},
+      {{{"tool_choice", "required"}},
+       "'tool_choice' \"required\" needs at least one tool in 'tools'"},
+      {{{"tools", kTools}, {"tool_choice", "always"}},
+       "invalid 'tool_choice': \"always\" is not a mode" + usage},
+      {{{"tools", kTools}, {"tool_choice", 1}},
+       "invalid 'tool_choice': it must be a string or an object" + usage},
+      {{{"tools", kTools}, {"tool_choice", {{"function", {{"name", "lookup_ticket"}}}}}},
+       "invalid 'tool_choice': an object needs \"type\": \"function\"" + usage},
+      {{{"tools", kTools}, {"tool_choice", {{"type", "function"}, {"function", "lookup_ticket"}}}},
+       "invalid 'tool_choice': an object needs \"function\": {\"name\": ...} with a non-empty "
+       "name" +
+           usage},
+  };
+  for (bool stream : {false, true}) {
+    for (const auto& [extra, message] : cases) {
+      json body = Chat("What is the status of INC-204518?", extra);
+      body["stream"] = stream;
+      INFO(body.dump());
+      HttpResult r = Request(sim->base_url() + "/v1/chat/completions", body.dump());
+      CHECK(r.status == 400);
+      CHECK(json::parse(r.body) ==
+            json({{"error",
+                   {{"message", message}, {"type", "invalid_request_error"}, {"code", 400}}}}));
+    }
+  }
+}
+
 HttpResult Misbehave(SimServer& sim, const std::string& mode, long timeout_ms = 5000) {
   return Request(sim.base_url() + "/v1/chat/completions",
                  Chat("What is phishing?", {{"stream", true}, {"min_tokens", 40}}).dump(),
@@ -431,6 +584,94 @@ TEST_CASE("every misbehaviour mode is visible on the wire", "[sim]") {
   CHECK(hang.status == 0);
 
   CHECK(Request(sim->base_url() + "/health").status == 200);
+}
+
+// Reads a streamed answer until `events` SSE events have arrived, then hangs up, as a client that
+// gives up mid-answer does (curl closes the connection when its write callback refuses data).
+CURLcode HangUpAfter(const std::string& url, const std::string& body, size_t events) {
+  struct Received {
+    std::string text;
+    size_t events;
+  } received{"", events};
+  auto on_data = +[](char* data, size_t size, size_t count, void* out) -> size_t {
+    auto* r = static_cast<Received*>(out);
+    r->text.append(data, size * count);
+    return SseData(r->text).size() >= r->events ? 0 : size * count;
+  };
+  CURL* curl = curl_easy_init();
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &received);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30000L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  CURLcode code = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  return code;
+}
+
+// vllm:request_success_total{finished_reason="abort"}: sequences the engine dropped.
+int64_t AbortedSequences(SimServer& sim) {
+  std::string metrics = Request(sim.base_url() + "/metrics").body;
+  std::smatch match;
+  if (!std::regex_search(metrics, match, std::regex("finished_reason=\"abort\"\\} ([0-9]+)")))
+    return 0;
+  return std::stoll(match[1]);
+}
+
+int64_t WaitForAborted(SimServer& sim, int64_t expected) {
+  int64_t aborted = 0;
+  for (int i = 0; i < 500 && (aborted = AbortedSequences(sim)) < expected; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return aborted;
+}
+
+// A timed profile: the engine runs each sequence over many steps, so a client can leave while
+// its sequence is running (with no model delay everything is generated before the first write).
+const std::string kLongAnswer =
+    Chat("What is phishing?", {{"stream", true}, {"min_tokens", 150}}).dump();
+
+TEST_CASE("clients that hang up mid-stream are dropped and the server goes on answering", "[sim]") {
+  auto sim = StartSim(SmallBatchProfile());
+  const std::string url = sim->base_url() + "/v1/chat/completions";
+  HttpResult before = Request(url, kLongAnswer);
+  REQUIRE(before.status == 200);
+  REQUIRE(before.body.ends_with("data: [DONE]\n\n"));
+  constexpr int kHangUps = 5;
+  for (int i = 0; i < kHangUps; ++i) {
+    INFO("hang-up " << i);
+    CHECK(HangUpAfter(url, kLongAnswer, 3 + static_cast<size_t>(i)) == CURLE_WRITE_ERROR);
+    // Each sequence is cancelled when its next token finds the connection closed.
+    CHECK(WaitForAborted(*sim, i + 1) == i + 1);
+  }
+  HttpResult after = Request(url, kLongAnswer);
+  CHECK(after.status == 200);
+  CHECK(after.body.ends_with("data: [DONE]\n\n"));
+  CHECK(Content(after.body) == Content(before.body));
+  CHECK(AbortedSequences(*sim) == kHangUps);
+}
+
+TEST_CASE("misbehaviour that ends a running stream early leaves the server answering", "[sim]") {
+  auto sim = StartSim(SmallBatchProfile());
+  const std::string url = sim->base_url() + "/v1/chat/completions";
+  HttpResult before = Request(url, kLongAnswer);
+  REQUIRE(before.status == 200);
+  int64_t ended = 0;
+  for (int i = 0; i < 3; ++i) {
+    HttpResult reset = Request(url, kLongAnswer, {"X-Sim-Fault: reset"});
+    CHECK(reset.code != CURLE_OK);
+    HttpResult error_after = Request(url, kLongAnswer, {"X-Sim-Fault: error-after-200"});
+    CHECK(error_after.status == 200);
+    CHECK(error_after.body.find("data: {\"error\":") != std::string::npos);
+    ended += 2;
+    CHECK(WaitForAborted(*sim, ended) == ended);
+  }
+  HttpResult after = Request(url, kLongAnswer);
+  CHECK(after.status == 200);
+  CHECK(Content(after.body) == Content(before.body));
 }
 
 TEST_CASE("ground truth: every chunk carries the server's send time, in order", "[sim]") {

@@ -232,5 +232,145 @@ TEST_CASE("a ticket summary is one line of at most 120 bytes", "[sim]") {
   CHECK_NOTHROW(call.dump());
 }
 
+// ParseToolChoice's outcome as JSON: {"mode", "function"} or {"error": message}.
+json Parse(const json& tool_choice, const std::vector<std::string>& offered = kAllTools) {
+  Result<ToolChoice> choice = ParseToolChoice(tool_choice, offered);
+  if (!choice.ok()) return {{"error", choice.status().message()}};
+  const char* modes[] = {"auto", "none", "required", "function"};
+  return {{"mode", modes[static_cast<int>(choice->mode)]}, {"function", choice->function}};
+}
+
+json Named(const std::string& name) {
+  return {{"type", "function"}, {"function", {{"name", name}}}};
+}
+
+const std::string kUsage =
+    "; use \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": "
+    "\"...\"}}";
+
+TEST_CASE("tool_choice reads the modes and a named function", "[sim]") {
+  CHECK(Parse(nullptr) == json({{"mode", "auto"}, {"function", ""}}));
+  CHECK(Parse("auto") == json({{"mode", "auto"}, {"function", ""}}));
+  CHECK(Parse("none") == json({{"mode", "none"}, {"function", ""}}));
+  CHECK(Parse("required") == json({{"mode", "required"}, {"function", ""}}));
+  CHECK(Parse(Named("lookup_ticket")) ==
+        json({{"mode", "function"}, {"function", "lookup_ticket"}}));
+  // Without tools, auto and none ask nothing that cannot be done.
+  CHECK(Parse("auto", {}) == json({{"mode", "auto"}, {"function", ""}}));
+  CHECK(Parse("none", {}) == json({{"mode", "none"}, {"function", ""}}));
+}
+
+TEST_CASE("a tool_choice that cannot be honoured is refused with the reason", "[sim]") {
+  CHECK(Parse(Named("get_weather"), {"open_ticket", "lookup_ticket"}) ==
+        json({{"error",
+               "'tool_choice' names the function \"get_weather\", which is not in 'tools' "
+               "(offered: open_ticket, lookup_ticket)"}}));
+  CHECK(Parse(Named("lookup_ticket"), {}) ==
+        json({{"error",
+               "'tool_choice' names the function \"lookup_ticket\", which is not in 'tools' (no "
+               "tools were sent)"}}));
+  CHECK(Parse("required", {}) ==
+        json({{"error", "'tool_choice' \"required\" needs at least one tool in 'tools'"}}));
+  CHECK(Parse("always") ==
+        json({{"error", "invalid 'tool_choice': \"always\" is not a mode" + kUsage}}));
+  CHECK(Parse("Required")["error"] == "invalid 'tool_choice': \"Required\" is not a mode" + kUsage);
+  for (const json& not_an_object : {json(true), json(3), json::array({"auto"})}) {
+    INFO(not_an_object.dump());
+    CHECK(Parse(not_an_object) ==
+          json({{"error", "invalid 'tool_choice': it must be a string or an object" + kUsage}}));
+  }
+  for (const json& untyped :
+       {json({{"function", {{"name", "lookup_ticket"}}}}),
+        json({{"type", "tool"}, {"function", {{"name", "lookup_ticket"}}}})}) {
+    INFO(untyped.dump());
+    CHECK(Parse(untyped) ==
+          json({{"error",
+                 "invalid 'tool_choice': an object needs \"type\": \"function\"" + kUsage}}));
+  }
+  for (const json& nameless :
+       {json({{"type", "function"}}), json({{"type", "function"}, {"function", "lookup_ticket"}}),
+        json({{"type", "function"}, {"function", json::object()}}),
+        json({{"type", "function"}, {"function", {{"name", 7}}}}), Named("")}) {
+    INFO(nameless.dump());
+    CHECK(Parse(nameless) ==
+          json({{"error",
+                 "invalid 'tool_choice': an object needs \"function\": {\"name\": ...} with a "
+                 "non-empty name" +
+                     kUsage}}));
+  }
+}
+
+// CallTool's call as {"name", "arguments"}, or null for none.
+json Call(std::string_view question, const ToolChoice& choice,
+          const std::vector<std::string>& offered = kAllTools) {
+  std::optional<ToolCall> call = CallTool(question, offered, choice);
+  if (!call) return nullptr;
+  return {{"name", call->name}, {"arguments", call->arguments}};
+}
+
+const ToolChoice kAuto{.mode = ToolChoice::Mode::kAuto};
+const ToolChoice kNone{.mode = ToolChoice::Mode::kNone};
+const ToolChoice kRequired{.mode = ToolChoice::Mode::kRequired};
+ToolChoice Function(const std::string& name) {
+  return {.mode = ToolChoice::Mode::kFunction, .function = name};
+}
+
+const std::string kStatusQuestion = "What is the status of ticket INC-1042?";
+const std::string kPlainQuestion = "What is phishing?";
+
+TEST_CASE("tool_choice auto and none: the model decides, or calls nothing", "[sim]") {
+  const json lookup = {{"name", "lookup_ticket"}, {"arguments", {{"ticket_id", "INC-204518"}}}};
+  CHECK(Call("What's the status of INC-204518?", kAuto) == lookup);
+  CHECK(Call(kPlainQuestion, kAuto) == nullptr);
+  CHECK(Call("What's the status of INC-204518?", kNone) == nullptr);
+}
+
+TEST_CASE("tool_choice required: the model's own call, else the first offered tool", "[sim]") {
+  CHECK(Call("What's the status of INC-204518?", kRequired) ==
+        json({{"name", "lookup_ticket"}, {"arguments", {{"ticket_id", "INC-204518"}}}}));
+  CHECK(Call("how many leave days do I have left in 2026?", kRequired) ==
+        json({{"name", "leave_balance"}, {"arguments", {{"year", 2026}}}}));
+  // INC-1042 is no ticket number (those have six digits), so no rule fits; still, a question
+  // that names a ticket gets lookup_ticket when it is offered, with the ticket as named.
+  CHECK(Call(kStatusQuestion, kAuto) == nullptr);
+  for (const std::vector<std::string>& offered :
+       {std::vector<std::string>{"lookup_ticket"}, kAllTools,
+        std::vector<std::string>{"list_devices", "lookup_ticket"}}) {
+    CHECK(Call(kStatusQuestion, kRequired, offered) ==
+          json({{"name", "lookup_ticket"}, {"arguments", {{"ticket_id", "INC-1042"}}}}));
+  }
+  // Otherwise the first offered tool, with what the question gives for its arguments.
+  CHECK(Call(kStatusQuestion, kRequired, {"list_devices", "open_ticket"}) ==
+        json({{"name", "list_devices"}, {"arguments", json::object()}}));
+  CHECK(Call(kPlainQuestion, kRequired, {"lookup_ticket", "open_ticket"}) ==
+        json({{"name", "lookup_ticket"}, {"arguments", {{"ticket_id", ""}}}}));
+  CHECK(Call(kPlainQuestion, kRequired, {"open_ticket", "lookup_ticket"}) ==
+        OpenTicket("What is phishing?", "it", "normal"));
+  CHECK(Call("Is my 2027 leave approved?", kRequired, {"leave_balance"}) ==
+        json({{"name", "leave_balance"}, {"arguments", {{"year", 2027}}}}));
+  CHECK(Call(kPlainQuestion, kRequired, {"list_devices"}) ==
+        json({{"name", "list_devices"}, {"arguments", json::object()}}));
+  CHECK(Call(kPlainQuestion, kRequired, {"get_weather", "open_ticket"}) ==
+        json({{"name", "get_weather"}, {"arguments", json::object()}}));
+}
+
+TEST_CASE("tool_choice naming a function calls exactly that function", "[sim]") {
+  // Even where the model would call another tool, or none.
+  CHECK(Call("What's the status of INC-204518?", Function("lookup_ticket")) ==
+        json({{"name", "lookup_ticket"}, {"arguments", {{"ticket_id", "INC-204518"}}}}));
+  CHECK(Call("INC-207731 is closed but the licence fails again. Please open a new ticket.",
+             Function("lookup_ticket")) ==
+        json({{"name", "lookup_ticket"}, {"arguments", {{"ticket_id", "INC-207731"}}}}));
+  CHECK(Call("What's the status of INC-204518?", Function("open_ticket")) ==
+        OpenTicket("What's the status of INC-204518?", "it", "normal"));
+  CHECK(Call(kPlainQuestion, Function("list_devices")) ==
+        json({{"name", "list_devices"}, {"arguments", json::object()}}));
+  CHECK(Call(kPlainQuestion, Function("get_weather"), {"get_weather"}) ==
+        json({{"name", "get_weather"}, {"arguments", json::object()}}));
+  // The rules still fill the arguments when they fit: the year of a leave question.
+  CHECK(Call("What's my leave allowance for 2027?", Function("leave_balance")) ==
+        json({{"name", "leave_balance"}, {"arguments", {{"year", 2027}}}}));
+}
+
 }  // namespace
 }  // namespace stagegate::sim
