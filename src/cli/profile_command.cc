@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/files.h"
 #include "base/hashing.h"
+#include "base/http_header.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/profile_report.h"
@@ -179,6 +180,7 @@ class ProfileCommand : public Command {
     std::optional<double> offered_rate;
   };
   Status Prepare();
+  Status CheckHeaders() const;
   Status PlanLevels();
   Result<LevelPlan> PlanLevel(const std::string& kind, double value) const;
   Result<ProfileLevel> RunLevel(const LevelPlan& plan, scenario::StepRunner& steps);
@@ -321,9 +323,7 @@ Status ProfileCommand::Prepare() {
     check(shard.status());
     if (shard.ok()) shard_ = *shard;
   }
-  for (const std::string& header : headers_)
-    if (header.find(':') == std::string::npos)
-      errors.push_back("--header '" + header + "': expected 'Name: value'");
+  check(CheckHeaders());
   request_headers_ = headers_;
   if (!api_key_env_.empty()) {
     const char* key = std::getenv(api_key_env_.c_str());
@@ -356,6 +356,40 @@ Status ProfileCommand::Prepare() {
   while (!base.empty() && base.back() == '/')
     base.pop_back();
   endpoint_url_ = base + http::ApiPath(body_.api);
+  return Status::Ok();
+}
+
+// Each --header must be "Name: value" with a token for a name and no control character in the
+// value (a CR or LF would inject a header), every name once, and Authorization not beside
+// --api-key-env: a request carries one. Messages name headers, never their values.
+Status ProfileCommand::CheckHeaders() const {
+  std::vector<std::string> errors;
+  std::vector<std::string> names;
+  for (const std::string& header : headers_) {
+    const size_t colon = header.find(':');
+    if (colon == std::string::npos) {
+      errors.push_back("--header '" + header + "': expected 'Name: value'");
+      continue;
+    }
+    const std::string name = header.substr(0, colon);
+    std::string_view value = std::string_view(header).substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    if (std::optional<std::string> problem = HeaderProblem(name, value)) {
+      errors.push_back("--header: " + *problem);
+      continue;
+    }
+    for (const std::string& earlier : names)
+      if (SameHeaderName(earlier, name))
+        errors.push_back("--header '" + name + "' is given twice (also as '" + earlier +
+                         "'; names are case-insensitive)");
+    names.push_back(name);
+    if (!api_key_env_.empty() && SameHeaderName(name, "Authorization"))
+      errors.push_back("--header '" + name +
+                       "' and --api-key-env both send an Authorization "
+                       "header; give one of them");
+  }
+  if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
   return Status::Ok();
 }
 

@@ -153,6 +153,28 @@ TEST_CASE("profile keeps the API key out of the store and every output", "[cli][
   CHECK(profile["config"]["headers"] == json::array({"X-Team"}));
 }
 
+TEST_CASE("profile refuses headers that would inject a header or send two Authorizations",
+          "[cli][profile][header]") {
+  testing::TempDir dir;
+  setenv("STAGEGATE_TEST_KEY", "sk-1", 1);
+  Ran ran = RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--header",
+                             "X-A: b\r\nX-Injected: yes", "--header", "X B: c", "--header",
+                             "x-team: 1", "--header", "X-Team: 2", "--header",
+                             "authorization: Bearer other", "--api-key-env", "STAGEGATE_TEST_KEY"});
+  unsetenv("STAGEGATE_TEST_KEY");
+  CHECK(ran.exit_code == 2);
+  CHECK(ran.err ==
+        "stagegate profile: --header: header 'X-A': its value holds the control character \\r "
+        "(a line break would start another header)\n"
+        "stagegate profile: --header: header name 'X B' holds ' ': a name may hold only letters, "
+        "digits and !#$%&'*+-.^_`|~\n"
+        "stagegate profile: --header 'X-Team' is given twice (also as 'x-team'; names are "
+        "case-insensitive)\n"
+        "stagegate profile: --header 'authorization' and --api-key-env both send an "
+        "Authorization header; give one of them\n");
+  CHECK_FALSE(std::filesystem::exists(dir / "store.db"));
+}
+
 TEST_CASE("profile refuses bad options with every problem named", "[cli][profile]") {
   testing::TempDir dir;
   unsetenv("STAGEGATE_UNSET_KEY");
