@@ -10,6 +10,7 @@
 #include "base/files.h"
 #include "base/hashing.h"
 #include "base/http_header.h"
+#include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/profile_report.h"
@@ -234,6 +235,7 @@ class ProfileCommand : public Command {
   std::vector<load::TraceEntry> trace_entries_;
   std::optional<manifest::Corpus> corpus_;
   std::vector<std::string> request_headers_;  // may hold the API key: never printed or stored
+  Redactor redactor_;                         // the API key and the URL's password
   std::vector<load::RateSpike> rate_spikes_;
   std::vector<load::Slo> slos_;
   load::Shard shard_;
@@ -327,11 +329,14 @@ Status ProfileCommand::Prepare() {
   request_headers_ = headers_;
   if (!api_key_env_.empty()) {
     const char* key = std::getenv(api_key_env_.c_str());
-    if (key == nullptr || *key == '\0')
+    if (key == nullptr || *key == '\0') {
       errors.push_back("--api-key-env: the environment variable " + api_key_env_ + " is not set");
-    else
+    } else {
       request_headers_.push_back(std::string("Authorization: Bearer ") + key);
+      redactor_.Add(key);
+    }
   }
+  redactor_.AddAll(UrlSecrets(url_));
   if (!trace_.empty()) {
     Result<std::vector<load::TraceEntry>> entries = load::LoadTrace(trace_);
     check(entries.status());
@@ -394,7 +399,10 @@ Status ProfileCommand::CheckHeaders() const {
 }
 
 load::RequestSpec ProfileCommand::MakeRequest(int64_t sequence) const {
-  load::RequestSpec spec{.url = endpoint_url_, .headers = request_headers_, .stream = body_.stream};
+  load::RequestSpec spec{.url = endpoint_url_,
+                         .headers = request_headers_,
+                         .stream = body_.stream,
+                         .redactor = &redactor_};
   http::RequestBodyOptions body = body_;
   if (corpus_) {
     const manifest::Task& task = corpus_->tasks[sequence % corpus_->tasks.size()];
@@ -459,7 +467,7 @@ json ProfileCommand::Config() const {
   json header_names = json::array();
   for (const std::string& header : headers_)
     header_names.push_back(header.substr(0, header.find(':')));
-  return {{"url", url_},
+  return {{"url", UrlWithoutUserinfo(url_)},
           {"model", model_},
           {"endpoint", endpoint_},
           {"stream", body_.stream},
