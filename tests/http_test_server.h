@@ -3,6 +3,7 @@
 #include <asio.hpp>
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -18,13 +19,17 @@ inline std::string HttpResponse(const std::string& status, const std::string& bo
          body;
 }
 
-/// A blocking HTTP server on 127.0.0.1 that answers every connection with one fixed response and
-/// closes it, keeping each request (headers and Content-Length body) it read. Serves from
-/// construction to destruction on its own thread.
+/// A blocking HTTP server on 127.0.0.1 that answers every connection with one fixed response (or
+/// the responder's answer to the request it read) and closes it, keeping each request (headers
+/// and Content-Length body) it read. Serves from construction to destruction on its own thread.
 class FixedResponseServer {
  public:
+  using Responder = std::function<std::string(const std::string& request)>;
+
   explicit FixedResponseServer(std::string response)
-      : response_(std::move(response)),
+      : FixedResponseServer([response](const std::string&) { return response; }) {}
+  explicit FixedResponseServer(Responder responder)
+      : responder_(std::move(responder)),
         acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}),
         endpoint_(acceptor_.local_endpoint()),
         thread_([this] { Serve(); }) {}
@@ -72,12 +77,13 @@ class FixedResponseServer {
         std::lock_guard<std::mutex> lock(mutex_);
         requests_.push_back(request);
       }
-      asio::write(socket, asio::buffer(response_), error);
+      const std::string response = responder_(request);
+      asio::write(socket, asio::buffer(response), error);
       socket.shutdown(asio::ip::tcp::socket::shutdown_both, error);
     }
   }
 
-  const std::string response_;
+  const Responder responder_;
   asio::io_context io_;
   asio::ip::tcp::acceptor acceptor_;
   const asio::ip::tcp::endpoint endpoint_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace stagegate {
 
@@ -85,10 +87,28 @@ std::string FormatNumber(double value, int max_decimals) {
   return text;
 }
 
+namespace {
+
+// Whether a spreadsheet would read `text` as a formula: it starts with = + - @, a tab or a CR
+// (OWASP's list), and is not simply a number such as -1.5.
+bool FormulaLike(std::string_view text) {
+  if (text.empty() || std::string_view("=+-@\t\r").find(text.front()) == std::string_view::npos)
+    return false;
+  char* end = nullptr;
+  const std::string copy(text);
+  std::strtod(copy.c_str(), &end);
+  const bool number = (text.front() == '-' || text.front() == '+') && end != nullptr &&
+                      *end == '\0' && copy.find_first_of("xXnNiI") == std::string::npos;
+  return !number;
+}
+
+}  // namespace
+
 std::string CsvField(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  const std::string cell = FormulaLike(text) ? "'" + std::string(text) : std::string(text);
+  if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
   std::string field = "\"";
-  for (char c : text) {
+  for (char c : cell) {
     if (c == '"') field += '"';
     field += c;
   }

@@ -24,8 +24,8 @@ std::string_view Trim(std::string_view text);
 /// Formats a number the way a person writes it: no trailing zeros, at most `max_decimals`.
 std::string FormatNumber(double value, int max_decimals = 3);
 
-/// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a line
-/// break; as it is otherwise.
+/// A CSV cell (RFC 4180, quoted when it holds , " CR or LF), of which every CSV is made; text that
+/// a spreadsheet would run (= + - @ tab CR first, not a number) gets a leading ' (OWASP's rule).
 std::string CsvField(std::string_view text);
 
 /// A CSV record and the line it starts on.

@@ -9,6 +9,8 @@
 #include "base/clock.h"
 #include "base/files.h"
 #include "base/hashing.h"
+#include "base/http_header.h"
+#include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/profile_report.h"
@@ -202,6 +204,7 @@ class ProfileCommand : public Command {
     std::optional<double> offered_rate;
   };
   Status Prepare();
+  Status CheckHeaders() const;
   Status PlanLevels();
   Result<LevelPlan> PlanLevel(const std::string& kind, double value) const;
   Result<ProfileLevel> RunLevel(const LevelPlan& plan, scenario::StepRunner& steps);
@@ -255,6 +258,7 @@ class ProfileCommand : public Command {
   std::vector<load::TraceEntry> trace_entries_;
   std::optional<manifest::Corpus> corpus_;
   std::vector<std::string> request_headers_;  // may hold the API key: never printed or stored
+  Redactor redactor_;                         // the API key and the URL's password
   std::vector<load::RateSpike> rate_spikes_;
   std::vector<load::Slo> slos_;
   load::Shard shard_;
@@ -344,17 +348,18 @@ Status ProfileCommand::Prepare() {
     check(shard.status());
     if (shard.ok()) shard_ = *shard;
   }
-  for (const std::string& header : headers_)
-    if (header.find(':') == std::string::npos)
-      errors.push_back("--header '" + header + "': expected 'Name: value'");
+  check(CheckHeaders());
   request_headers_ = headers_;
   if (!api_key_env_.empty()) {
     const char* key = std::getenv(api_key_env_.c_str());
-    if (key == nullptr || *key == '\0')
+    if (key == nullptr || *key == '\0') {
       errors.push_back("--api-key-env: the environment variable " + api_key_env_ + " is not set");
-    else
+    } else {
       request_headers_.push_back(std::string("Authorization: Bearer ") + key);
+      redactor_.Add(key);
+    }
   }
+  redactor_.AddAll(UrlSecrets(url_));
   if (!trace_.empty()) {
     Result<std::vector<load::TraceEntry>> entries = load::LoadTrace(trace_);
     check(entries.status());
@@ -382,8 +387,45 @@ Status ProfileCommand::Prepare() {
   return Status::Ok();
 }
 
+// Each --header must be "Name: value" with a token for a name and no control character in the
+// value (a CR or LF would inject a header), every name once, and Authorization not beside
+// --api-key-env: a request carries one. Messages name headers, never their values.
+Status ProfileCommand::CheckHeaders() const {
+  std::vector<std::string> errors;
+  std::vector<std::string> names;
+  for (const std::string& header : headers_) {
+    const size_t colon = header.find(':');
+    if (colon == std::string::npos) {
+      errors.push_back("--header '" + header + "': expected 'Name: value'");
+      continue;
+    }
+    const std::string name = header.substr(0, colon);
+    std::string_view value = std::string_view(header).substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    if (std::optional<std::string> problem = HeaderProblem(name, value)) {
+      errors.push_back("--header: " + *problem);
+      continue;
+    }
+    for (const std::string& earlier : names)
+      if (SameHeaderName(earlier, name))
+        errors.push_back("--header '" + name + "' is given twice (also as '" + earlier +
+                         "'; names are case-insensitive)");
+    names.push_back(name);
+    if (!api_key_env_.empty() && SameHeaderName(name, "Authorization"))
+      errors.push_back("--header '" + name +
+                       "' and --api-key-env both send an Authorization "
+                       "header; give one of them");
+  }
+  if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
+  return Status::Ok();
+}
+
 load::RequestSpec ProfileCommand::MakeRequest(int64_t sequence) const {
-  load::RequestSpec spec{.url = endpoint_url_, .headers = request_headers_, .stream = body_.stream};
+  load::RequestSpec spec{.url = endpoint_url_,
+                         .headers = request_headers_,
+                         .stream = body_.stream,
+                         .redactor = &redactor_};
   http::RequestBodyOptions body = body_;
   if (corpus_) {
     const manifest::Task& task = corpus_->tasks[sequence % corpus_->tasks.size()];
@@ -448,7 +490,7 @@ json ProfileCommand::Config() const {
   json header_names = json::array();
   for (const std::string& header : headers_)
     header_names.push_back(header.substr(0, header.find(':')));
-  return {{"url", url_},
+  return {{"url", UrlWithoutUserinfo(url_)},
           {"model", model_},
           {"endpoint", endpoint_},
           {"stream", body_.stream},

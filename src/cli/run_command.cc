@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/files.h"
+#include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/run_support.h"
@@ -50,10 +51,9 @@ class RunCommand : public Command {
     if (scenario_.empty() == resume_id_.empty())
       return fail(Status::InvalidInput("give a scenario file, or --resume RUN_ID"),
                   ExitCode::kInvalidInput);
-    if (!resume_id_.empty() && (seed_ || !settings_.target_url.empty() ||
-                                !settings_.model.empty() || !settings_.only_stage.empty()))
+    if (!resume_id_.empty() && (seed_ || !settings_.model.empty() || !settings_.only_stage.empty()))
       return fail(Status::InvalidInput("--resume continues with the run's own settings: give "
-                                       "no --seed, --target-url, --model or --only-stage"),
+                                       "no --seed, --model or --only-stage"),
                   ExitCode::kInvalidInput);
     Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
     if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
@@ -71,9 +71,23 @@ class RunCommand : public Command {
       resumed = **found;
       scenario_ = resumed->scenario_file;
       const int workers = settings_.workers;  // the one setting a resume may change
+      const std::string given_url = settings_.target_url;
       settings_ = scenario::SettingsFromJson(
           nlohmann::json::parse(resumed->settings_json, nullptr, /*allow_exceptions=*/false));
       if (workers != 0) settings_.workers = workers;
+      // The run's URL is stored without its credentials: --target-url may give them again, for
+      // the same URL only.
+      if (!given_url.empty()) {
+        if (UrlWithoutUserinfo(given_url) != settings_.target_url)
+          return fail(Status::InvalidInput(
+                          "--resume continues with the run's own target: --target-url may only "
+                          "add credentials to " +
+                          (settings_.target_url.empty() ? std::string("the scenario's target, "
+                                                                      "which it does not name")
+                                                        : settings_.target_url)),
+                      ExitCode::kInvalidInput);
+        settings_.target_url = given_url;
+      }
     }
 
     manifest::Diagnostics diagnostics;

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "manifest/bundle.h"
@@ -118,7 +119,8 @@ void PrintSummary(console::Console& out, const Bundle& bundle, const Fingerprint
            (s.manifest.serving_stack.empty() ? "" : "; serving " + s.manifest.serving_stack));
   const Target& t = s.target;
   out.Line("target       " + std::string(NameOf(t.kind, kTargetKindNames)) +
-           (t.kind == TargetKind::kSim ? " (profile " + t.sim_profile + ")" : " " + t.base_url) +
+           (t.kind == TargetKind::kSim ? " (profile " + t.sim_profile + ")"
+                                       : " " + UrlWithoutUserinfo(t.base_url)) +
            ", model " + t.model + ", " + NameOf(t.endpoint, kEndpointNames) + ", " +
            (t.stream ? "streaming" : "not streaming (no TTFT or ITL can be measured)"));
   std::vector<EffectiveStage> stages = EffectiveStages(s);

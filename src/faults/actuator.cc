@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/redact.h"
 #include "http/curl_handles.h"
 
 extern char** environ;
@@ -96,7 +97,10 @@ class HttpActuator : public Actuator {
       : inject_(actuator.inject_http), restore_(actuator.restore_http), timeout_(timeout) {}
   Status Inject() override { return Send(inject_, "inject"); }
   Status Restore() override { return Send(restore_, "restore"); }
-  std::string Describe() const override { return "http " + inject_.method + " " + inject_.url; }
+  // Stored with the probe's findings: the URL without its credentials.
+  std::string Describe() const override {
+    return "http " + inject_.method + " " + UrlWithoutUserinfo(inject_.url);
+  }
 
  private:
   Status Send(const manifest::HttpCall& call, const std::string& action) const {
@@ -123,7 +127,11 @@ class HttpActuator : public Actuator {
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &answer);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
     const CURLcode code = curl_easy_perform(e);
-    const std::string what = "the " + action + " request (" + call.method + " " + call.url + ")";
+    // The message reaches the probe's findings: no URL credentials, nor an echo of them.
+    const std::string what =
+        "the " + action + " request (" + call.method + " " + UrlWithoutUserinfo(call.url) + ")";
+    Redactor redactor;
+    redactor.AddAll(UrlSecrets(call.url));
     if (code != CURLE_OK)
       return Status::IoError(what +
                              " failed: " + (error[0] != '\0' ? error : curl_easy_strerror(code)));
@@ -131,7 +139,7 @@ class HttpActuator : public Actuator {
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     if (status < 200 || status > 299)
       return Status::IoError(what + " was answered " + std::to_string(status) +
-                             (answer.empty() ? "" : ": " + answer.substr(0, 200)));
+                             (answer.empty() ? "" : ": " + redactor.Apply(answer.substr(0, 200))));
     return Status::Ok();
   }
 

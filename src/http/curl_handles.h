@@ -27,7 +27,7 @@ using EasyHandle = std::unique_ptr<CURL, EasyDeleter>;
 using MultiHandle = std::unique_ptr<CURLM, MultiDeleter>;
 using HeaderList = std::unique_ptr<curl_slist, SlistDeleter>;
 
-/// A header list from "Name: value" lines; empty input gives a null list.
+/// A header list from "Name: value" lines (null when empty), leaving out any holding CR/LF/NUL.
 HeaderList MakeHeaderList(const std::vector<std::string>& headers);
 
 }  // namespace stagegate::http

@@ -62,6 +62,23 @@ std::string ErrorBodyMessage(const std::string& body) {
   return body.substr(0, 200);
 }
 
+// Takes every secret a server could echo out of the record's text: the run's (spec.redactor)
+// and the request's own credentials. The one place where response text enters a record, so the
+// store, requests.jsonl, run.json, reports, exports and triage never see them.
+void Redact(const RequestSpec& spec, RequestRecord& record) {
+  Redactor own;
+  own.AddAll(UrlSecrets(spec.url));
+  for (const std::string& header : spec.headers)
+    own.Add(HeaderCredential(header));
+  for (const Redactor* redactor : {spec.redactor, static_cast<const Redactor*>(&own)}) {
+    if (redactor == nullptr || redactor->empty()) continue;
+    for (std::string* text :
+         {&record.error_message, &record.answer_text, &record.reasoning_text,
+          &record.tool_calls_json, &record.finish_reason, &record.server_timing})
+      *text = redactor->Apply(std::move(*text));
+  }
+}
+
 }  // namespace
 
 Exchange::Exchange(std::vector<Exchange*>* finished, ReceiveStats* receive_stats,
@@ -405,6 +422,7 @@ void Exchange::TakeStreamResults() {
 
 void Exchange::Finish(int64_t end_ns) {
   record_.end_ns = end_ns;
+  Redact(*spec_, record_);
   if (!record_.input_tokens && record_.requested_input_tokens) {
     record_.input_tokens = record_.requested_input_tokens;
     record_.input_token_source = "requested";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/redact.h"
 #include "http/curl_handles.h"
 #include "http/openai_request.h"
 #include "http/openai_stream.h"
@@ -27,6 +28,11 @@ struct RequestSpec {
   std::string persona;
   std::optional<int64_t> requested_input_tokens;
   std::optional<int64_t> requested_output_tokens;
+  // Secrets a server could echo into the record (API keys, every persona token of the run): the
+  // record's text is redacted of these, and of the request's own credentials (its Authorization
+  // header, its URL's password), before it leaves the exchange. Null: only the request's own.
+  // Must outlive the request.
+  const Redactor* redactor = nullptr;
 };
 
 /// The three timeouts, each measured from the actual send. 0 turns one off.

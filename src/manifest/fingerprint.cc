@@ -2,6 +2,7 @@
 
 #include "base/files.h"
 #include "base/hashing.h"
+#include "base/redact.h"
 
 namespace stagegate::manifest {
 
@@ -67,7 +68,7 @@ json StageJson(const Stage& stage) {
   return {
       {"name", stage.name},
       {"capabilities", Names(stage.capabilities)},
-      {"base_url", Optional(stage.base_url)},
+      {"base_url", stage.base_url ? json(UrlWithoutUserinfo(*stage.base_url)) : json(nullptr)},
       {"path", Optional(stage.path)},
       {"headers", stage.headers},
       {"body", stage.body},
@@ -84,7 +85,7 @@ json TokensJson(const std::optional<TokenDistribution>& tokens) {
 }
 
 json HttpCallJson(const HttpCall& call) {
-  return {{"method", call.method}, {"url", call.url}, {"body", call.body}};
+  return {{"method", call.method}, {"url", UrlWithoutUserinfo(call.url)}, {"body", call.body}};
 }
 
 json FaultsJson(const FaultControls& faults) {
@@ -261,9 +262,9 @@ json CanonicalScenario(const Bundle& bundle) {
   }
   json target = {{"kind", NameOf(t.kind, kTargetKindNames)},
                  {"sim_profile", profile},
-                 {"base_url", t.base_url},
+                 {"base_url", UrlWithoutUserinfo(t.base_url)},
                  {"api_key_env", t.api_key_env},
-                 {"metrics_url", t.metrics_url},
+                 {"metrics_url", UrlWithoutUserinfo(t.metrics_url)},
                  {"model", t.model},
                  {"endpoint", NameOf(t.endpoint, kEndpointNames)},
                  {"stream", t.stream},
@@ -309,7 +310,7 @@ json CanonicalScenario(const Bundle& bundle) {
       {"telemetry",
        {{"scrape_interval_ms", s.telemetry.scrape_interval_ms},
         {"gpu", NameOf(s.telemetry.gpu, kGpuTelemetryNames)},
-        {"dcgm_url", s.telemetry.dcgm_url}}},
+        {"dcgm_url", UrlWithoutUserinfo(s.telemetry.dcgm_url)}}},
   };
 }
 

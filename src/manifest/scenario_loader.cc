@@ -6,9 +6,11 @@
 #include <limits>
 
 #include "base/files.h"
+#include "base/http_header.h"
 #include "base/strings.h"
 #include "http/url_check.h"
 #include "manifest/fault_loader.h"
+#include "manifest/header_reader.h"
 #include "manifest/patterns.h"
 #include "manifest/phase_loader.h"
 #include "manifest/scenario.h"
@@ -146,8 +148,10 @@ Target ReadTarget(const YamlFile& file, const YAML::Node& node, const ManifestFa
   return target;
 }
 
+// `header_positions` receives where each stage's header names are written, one entry a stage.
 std::vector<Stage> ReadStages(const YamlFile& file, const YAML::Node& node,
-                              const std::vector<LoadPhase>& phases) {
+                              const std::vector<LoadPhase>& phases,
+                              std::vector<HeaderPositions>& header_positions) {
   std::vector<Stage> stages;
   if (!node.IsSequence() || node.size() == 0) {
     file.Error(node, "'stages' must be a non-empty list of stages, got " + Describe(node));
@@ -170,15 +174,8 @@ std::vector<Stage> ReadStages(const YamlFile& file, const YAML::Node& node,
       stage.path = path;
     }
     YAML::Node headers = map.Get("headers");
-    if (headers.IsDefined()) {
-      if (!headers.IsMap())
-        file.Error(headers,
-                   "'headers' must be a mapping of names to values, got " + Describe(headers));
-      for (const auto& entry : headers.IsMap() ? headers : YAML::Node()) {
-        auto value = ReadString(file, entry.second, "header '" + entry.first.Scalar() + "'");
-        if (value) stage.headers[entry.first.Scalar()] = *value;
-      }
-    }
+    HeaderPositions positions;
+    if (headers.IsDefined()) ReadHeaders(file, headers, stage, positions);
     YAML::Node body = map.Get("body");
     if (body.IsDefined()) {
       if (!body.IsMap())
@@ -215,6 +212,7 @@ std::vector<Stage> ReadStages(const YamlFile& file, const YAML::Node& node,
       }
     }
     stages.push_back(std::move(stage));
+    header_positions.push_back(std::move(positions));
   }
   return stages;
 }
@@ -457,7 +455,9 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
   YAML::Node phases = map.Get("phases", Need::kRequired);
   if (phases.IsDefined()) scenario.phases = ReadPhases(file, phases);
   YAML::Node stages = map.Get("stages", Need::kRequired);
-  if (stages.IsDefined()) scenario.stages = ReadStages(file, stages, scenario.phases);
+  std::vector<HeaderPositions> header_positions;
+  if (stages.IsDefined())
+    scenario.stages = ReadStages(file, stages, scenario.phases, header_positions);
   YAML::Node thresholds = map.Get("thresholds", Need::kRequired);
   if (thresholds.IsDefined()) scenario.thresholds = ReadThresholds(file, thresholds);
   YAML::Node quality = map.Get("quality");
@@ -482,6 +482,7 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
     file.Error(map.pos(),
                "scenario: 'corpus' is required when the input source is the corpus or "
                "fault probes are defined");
+  CheckAuthorizationHeaders(file, scenario, header_positions);
   if (quality.IsDefined() && scenario.rubric.empty())
     file.Error(map.pos(), "scenario: 'rubric' is required when 'quality' is given");
 
@@ -509,8 +510,11 @@ std::vector<EffectiveStage> EffectiveStages(const Scenario& scenario) {
     }
     if (stage.base_url) current.base_url = *stage.base_url;
     if (stage.path) current.path = *stage.path;
-    for (const auto& [name, value] : stage.headers)
+    for (const auto& [name, value] : stage.headers) {
+      // A later stage's header replaces an earlier one of the same name in any spelling.
+      std::erase_if(current.headers, [&](const auto& h) { return SameHeaderName(h.first, name); });
       current.headers[name] = value;
+    }
     current.body.merge_patch(stage.body);
     if (stage.persona_credentials) current.persona_credentials = *stage.persona_credentials;
     if (stage.tools) current.tools = *stage.tools;

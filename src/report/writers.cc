@@ -57,11 +57,41 @@ std::vector<std::pair<std::string, std::string>> Facts(const ReportModel& m) {
   return facts;
 }
 
-// Text for Markdown: renderers pass HTML through, so & < > are written as entities.
+// Text for Markdown, where it may come from the model or the corpus: shown as written, never
+// live. Renderers pass HTML through, so & < > are written as entities (which also ends <...>
+// autolinks); \ [ ] ` are backslash-escaped, so no link, image ("![..](..)" needs its
+// brackets), reference definition or code span can start; line breaks become spaces, so no text
+// can open a block of its own.
 std::string MarkdownText(std::string text) {
-  text = ReplaceAll(std::move(text), "&", "&amp;");
-  text = ReplaceAll(std::move(text), "<", "&lt;");
-  return ReplaceAll(std::move(text), ">", "&gt;");
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\\':
+      case '[':
+      case ']':
+      case '`':
+        out += '\\';
+        out += c;
+        break;
+      case '\r':
+      case '\n':
+        out += ' ';
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 // The responsiveness table of the stages, a header row first, as plain text for either format.
@@ -81,10 +111,15 @@ std::vector<std::vector<std::string>> StageTable(const store::RunFindings& findi
   return table;
 }
 
-// A Markdown table cell: as MarkdownText, with | escaped and line breaks as spaces.
+// A Markdown table cell: as MarkdownText, with | escaped.
 std::string MarkdownCell(std::string text) {
-  text = ReplaceAll(MarkdownText(std::move(text)), "|", "\\|");
-  return ReplaceAll(std::move(text), "\n", " ");
+  return ReplaceAll(MarkdownText(std::move(text)), "|", "\\|");
+}
+
+// A line of an indented code block, shown as it is: only a line break could end the block.
+std::string CodeLine(std::string line) {
+  line = ReplaceAll(std::move(line), "\r", " ");
+  return "    " + ReplaceAll(std::move(line), "\n", " ") + "\n";
 }
 
 std::string StatusWord(CheckStatus status) {
@@ -411,7 +446,7 @@ std::string ReportMarkdown(const ReportModel& m) {
     if (condition == Condition::kQuality) {
       out += "\n";
       for (const std::string& line : quality::QualityLines(m.quality))
-        out += "    " + line + "\n";  // an indented code block: shown as it is
+        out += CodeLine(line);
     }
   }
   if (!m.triage.empty()) {
@@ -430,7 +465,7 @@ std::string ReportMarkdown(const ReportModel& m) {
   if (!m.baseline_lines.empty()) {
     out += "\n## Baseline comparison\n\n";
     for (const std::string& line : m.baseline_lines)
-      out += "    " + line + "\n";
+      out += CodeLine(line);
   }
   if (!m.notes.empty()) {
     out += "\n## Notes\n\n";

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/hashing.h"
+#include "base/redact.h"
 #include "base/strings.h"
 #include "console/console.h"
 #include "faults/access_denial.h"
@@ -51,7 +52,8 @@ uint64_t StepSeed(uint64_t seed, size_t stage_index, PhaseKind kind) {
 }  // namespace
 
 json SettingsToJson(const RunSettings& s) {
-  return {{"target_url", s.target_url},
+  // Stored with the run, so without the URL's credentials (a resumed run is given them again).
+  return {{"target_url", UrlWithoutUserinfo(s.target_url)},
           {"model", s.model},
           {"only_stage", s.only_stage},
           {"seed", s.seed ? json(*s.seed) : json(nullptr)},
@@ -315,7 +317,7 @@ void Runner::StartTelemetry(const Plan& plan, RunReport& report) {
   if (interval_ms <= 0) return;
   const auto scrape = [&](const std::string& source, const std::string& url) {
     scrapers_.emplace_back(
-        TelemetrySource{.source = source, .url = url},
+        TelemetrySource{.source = source, .url = UrlWithoutUserinfo(url)},
         std::make_unique<telemetry::Scraper>(url, source, interval_ms, origin_ns_));
     scrapers_.back().second->Start();
   };

@@ -89,6 +89,23 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
                     .extra = extra};
   for (const auto& [name, value] : stage.headers)
     requests.headers_.push_back(name + ": " + value);
+  requests.default_headers_ = requests.headers_;
+  auto redactor = std::make_shared<Redactor>();
+  redactor->AddAll(UrlSecrets(base));
+  if (!scenario.target.api_key_env.empty()) {
+    const char* key = std::getenv(scenario.target.api_key_env.c_str());
+    if (key == nullptr || *key == '\0')
+      return Status::InvalidInput("the target's api_key_env names " + scenario.target.api_key_env +
+                                  ", which is unset");
+    requests.default_headers_.push_back(std::string("Authorization: Bearer ") + key);
+    redactor->Add(key);
+  }
+  if (bundle.corpus)
+    for (const manifest::Persona& persona : bundle.corpus->personas)
+      if (const char* token =
+              persona.token_env.empty() ? nullptr : std::getenv(persona.token_env.c_str()))
+        redactor->Add(token);
+  requests.redactor_ = std::move(redactor);
 
   if (scenario.input.source == manifest::InputSource::kSynthetic) {
     const manifest::TokenDistribution in =
@@ -104,15 +121,18 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
     return Status::InvalidInput("the scenario's input is the corpus, but it names none");
   std::vector<std::string> missing;
   for (const manifest::Task* task : InterleaveByCategory(StageTasks(*bundle.corpus, stage))) {
-    TaskRequest request{.task = task, .headers = requests.headers_};
+    TaskRequest request{.task = task, .headers = requests.default_headers_};
     if (stage.persona_credentials) {
       const manifest::Persona* persona = bundle.corpus->FindPersona(task->persona.name);
       if (persona != nullptr) {
         std::optional<std::string> token = PersonaToken(*persona, endpoint.sim);
-        if (token)
+        if (token) {
+          // The persona's token takes the Authorization header in place of the API key.
+          request.headers = requests.headers_;
           request.headers.push_back("Authorization: Bearer " + *token);
-        else if (std::find(missing.begin(), missing.end(), persona->token_env) == missing.end())
+        } else if (std::find(missing.begin(), missing.end(), persona->token_env) == missing.end()) {
           missing.push_back(persona->token_env);
+        }
       }
     }
     request.body = requests.BodyFor(task, "");
@@ -149,7 +169,8 @@ load::RequestSpec StageRequests::Probe(const manifest::Task* task, const std::st
                          .headers = headers_,
                          .stream = stream_,
                          .task_id = task ? task->id : "",
-                         .persona = persona};
+                         .persona = persona,
+                         .redactor = redactor_.get()};
   if (bearer) spec.headers.push_back("Authorization: Bearer " + *bearer);
   return spec;
 }
@@ -161,7 +182,8 @@ load::RequestSpec StageRequests::ForTask(size_t task_index) const {
           .headers = request.headers,
           .stream = stream_,
           .task_id = request.task->id,
-          .persona = request.task->persona.name};
+          .persona = request.task->persona.name,
+          .redactor = redactor_.get()};
 }
 
 load::RequestSpec StageRequests::operator()(int64_t sequence) const {
@@ -171,10 +193,11 @@ load::RequestSpec StageRequests::operator()(int64_t sequence) const {
   body.max_tokens = input.output_tokens;
   return {.url = url_,
           .body = http::BuildRequestBody(body, input.prompt),
-          .headers = headers_,
+          .headers = default_headers_,
           .stream = stream_,
           .requested_input_tokens = input.input_tokens,
-          .requested_output_tokens = input.output_tokens};
+          .requested_output_tokens = input.output_tokens,
+          .redactor = redactor_.get()};
 }
 
 }  // namespace stagegate::scenario

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/redact.h"
 #include "base/status.h"
 #include "http/openai_request.h"
 #include "load/exchange.h"
@@ -24,11 +26,14 @@ struct Endpoint {
 /// the stage's capabilities, or every task) or synthetic prompts, with the stage's overlays on
 /// the target (URL, headers, body fields), the persona's credentials and the tool definitions
 /// when the stage sends them. Requests go round the tasks in corpus order, so sequence n of a
-/// phase is always the same task.
+/// phase is always the same task. A request carries one Authorization header: the persona's
+/// token on a stage with persona credentials, else the target's API key (api_key_env) when it
+/// has one. Every spec points at the stage's redactor (the API key and every persona token the
+/// environment holds), so a server echoing one of them cannot put it in a record.
 class StageRequests {
  public:
-  /// Fails (InvalidInput) when the stage has no task to send or a persona's token variable is
-  /// unset against a target other than the sim.
+  /// Fails (InvalidInput) when the stage has no task to send, or a persona's token variable or
+  /// the target's api_key_env is unset against a target other than the sim.
   static Result<StageRequests> Make(const manifest::Bundle& bundle,
                                     const manifest::EffectiveStage& stage,
                                     const Endpoint& endpoint);
@@ -55,7 +60,11 @@ class StageRequests {
   std::string url_;
   std::vector<TaskRequest> tasks_;  // empty for synthetic input
   http::RequestBodyOptions body_;
-  std::vector<std::string> headers_;
+  std::vector<std::string> headers_;          // the stage's own
+  std::vector<std::string> default_headers_;  // and the API key's, for requests without a persona
+  // Shared by the copies of these requests and pointed at by every spec they make, for as long
+  // as a spec lives; immutable once made.
+  std::shared_ptr<const Redactor> redactor_;
   std::optional<load::SyntheticOptions> synthetic_;
   bool stream_ = true;
 };

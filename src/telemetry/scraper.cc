@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "base/redact.h"
 #include "http/curl_handles.h"
 
 namespace stagegate::telemetry {
@@ -65,7 +66,7 @@ class Fetcher {
 
 Scraper::Scraper(std::string url, std::string source, int64_t interval_ms, int64_t origin_ns)
     : Scraper(
-          url,
+          UrlWithoutUserinfo(url),  // the name in messages, which reach the run's notes
           [url, fetcher = std::shared_ptr<Fetcher>()](
               int64_t& arrived_ns) mutable -> Result<std::vector<Sample>> {
             if (!fetcher) fetcher = std::make_shared<Fetcher>(url);  // on the scraper's thread

@@ -133,5 +133,25 @@ TEST_CASE("CSV records keep quoted commas, quotes and line breaks, with their li
   CHECK(unclosed == 2);
 }
 
+TEST_CASE("CsvField neutralises text a spreadsheet would run as a formula", "[base][csv]") {
+  CHECK(CsvField("=HYPERLINK(\"http://x\")") == "\"'=HYPERLINK(\"\"http://x\"\")\"");
+  CHECK(CsvField("+1+cmd|' /C calc'!A0") == "'+1+cmd|' /C calc'!A0");
+  CHECK(CsvField("-2+3") == "'-2+3");
+  CHECK(CsvField("@SUM(A1:A2)") == "'@SUM(A1:A2)");
+  CHECK(CsvField("\t=1") == "'\t=1");
+  CHECK(CsvField("\r=1") == "\"'\r=1\"");
+  CHECK(CsvField("-") == "'-");
+  CHECK(CsvField("-inf") == "'-inf");
+  // Numbers stay numbers, and text that starts otherwise is as it was.
+  CHECK(CsvField("-1.5") == "-1.5");
+  CHECK(CsvField("+2e3") == "+2e3");
+  CHECK(CsvField("a=b") == "a=b");
+  CHECK(CsvField("") == "");
+  // The quote is part of the cell: ParseCsv reads it back with the text after it.
+  int unclosed = -1;
+  CHECK(ParseCsv(CsvField("=1,2") + "," + CsvField("x"), unclosed)[0].fields ==
+        std::vector<std::string>{"'=1,2", "x"});
+}
+
 }  // namespace
 }  // namespace stagegate

@@ -14,11 +14,14 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <atomic>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/profile_report.h"
+#include "http_test_server.h"
 #include "load/metrics.h"
 #include "sim/sim_server.h"
 #include "store/store.h"
@@ -151,6 +154,80 @@ TEST_CASE("profile keeps the API key out of the store and every output", "[cli][
   const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
   CHECK(profile["config"]["api_key_env"] == "STAGEGATE_TEST_KEY");
   CHECK(profile["config"]["headers"] == json::array({"X-Team"}));
+}
+
+// A server that quotes the request's Authorization headers back: in an error body to the first
+// request, in the answer to every later one.
+std::unique_ptr<testing::FixedResponseServer> EchoServer() {
+  auto count = std::make_shared<std::atomic<int>>(0);
+  return std::make_unique<testing::FixedResponseServer>([count](const std::string& request) {
+    std::string echoed;
+    for (const std::string& line : Split(request.substr(0, request.find("\r\n\r\n")), '\n'))
+      if (line.rfind("Authorization:", 0) == 0)
+        echoed += " " + std::string(Trim(line.substr(14))) + ";";
+    if ((*count)++ == 0)
+      return testing::HttpResponse("401 Unauthorized",
+                                   json{{"error", {{"message", "not valid:" + echoed}}}}.dump(),
+                                   "application/json");
+    const json answer = {{"choices",
+                          {{{"message", {{"role", "assistant"}, {"content", "you sent" + echoed}}},
+                            {"finish_reason", "stop"}}}}};
+    return testing::HttpResponse("200 OK", answer.dump(), "application/json");
+  });
+}
+
+TEST_CASE("profile stores no URL password and no echoed credential", "[cli][profile][redact]") {
+  auto server = EchoServer();
+  testing::TempDir dir;
+  setenv("STAGEGATE_TEST_KEY", "sk-echo-Zq81secret", 1);
+  const std::string url = "http://alice:pw-Zq81url@" + server->base().substr(7) + "/v1";
+  Ran ran = RunProfile(dir, {"--url", url, "--model", "m", "--no-stream", "--requests", "3",
+                             "--api-key-env", "STAGEGATE_TEST_KEY", "--out", dir / "out"});
+  unsetenv("STAGEGATE_TEST_KEY");
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  // The key went out once, in one Authorization header, and came back in the error and answers.
+  for (const std::string& request : server->requests()) {
+    const std::string head = request.substr(0, request.find("\r\n\r\n"));
+    CHECK(head.find("Authorization: Bearer sk-echo-Zq81secret") != std::string::npos);
+    CHECK(head.find("Authorization:") == head.rfind("Authorization:"));
+  }
+  for (const char* file : {"store.db", "store.db-wal", "out/profile.json", "out/profile.csv",
+                           "out/requests.jsonl", "stdout.txt", "stderr.txt"}) {
+    INFO(file);
+    const std::string text = testing::ReadText(dir / file);
+    CHECK(text.find("sk-echo-Zq81secret") == std::string::npos);
+    CHECK(text.find("pw-Zq81url") == std::string::npos);
+    CHECK(text.find("alice") == std::string::npos);
+  }
+  const std::vector<json> records = ReadJsonLines(dir / "out/requests.jsonl");
+  REQUIRE(records.size() == 3);
+  CHECK(records[0]["error"] == "HTTP 401: not valid: Bearer [redacted];");
+  CHECK(records[1]["answer"] == "you sent Bearer [redacted];");
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  CHECK(profile["config"]["url"] == server->base() + "/v1");
+}
+
+TEST_CASE("profile refuses headers that would inject a header or send two Authorizations",
+          "[cli][profile][header]") {
+  testing::TempDir dir;
+  setenv("STAGEGATE_TEST_KEY", "sk-1", 1);
+  Ran ran = RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--header",
+                             "X-A: b\r\nX-Injected: yes", "--header", "X B: c", "--header",
+                             "x-team: 1", "--header", "X-Team: 2", "--header",
+                             "authorization: Bearer other", "--api-key-env", "STAGEGATE_TEST_KEY"});
+  unsetenv("STAGEGATE_TEST_KEY");
+  CHECK(ran.exit_code == 2);
+  CHECK(ran.err ==
+        "stagegate profile: --header: header 'X-A': its value holds the control character \\r "
+        "(a line break would start another header)\n"
+        "stagegate profile: --header: header name 'X B' holds ' ': a name may hold only letters, "
+        "digits and !#$%&'*+-.^_`|~\n"
+        "stagegate profile: --header 'X-Team' is given twice (also as 'x-team'; names are "
+        "case-insensitive)\n"
+        "stagegate profile: --header 'authorization' and --api-key-env both send an "
+        "Authorization header; give one of them\n");
+  CHECK_FALSE(std::filesystem::exists(dir / "store.db"));
 }
 
 TEST_CASE("profile refuses bad options with every problem named", "[cli][profile]") {

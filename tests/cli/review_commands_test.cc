@@ -454,6 +454,31 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
         std::string::npos);
 }
 
+TEST_CASE("answers that read as formulas are neutralised in the CSV packet and still import",
+          "[cli][review][csv]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  {
+    auto db = store::Database::Open(dir / "store.db");
+    REQUIRE(db.ok());
+    testing::RequireOk((*db)->Exec(
+        "UPDATE requests SET answer_text = '=HYPERLINK(\"http://evil.example\",\"x\")' || id "
+        "WHERE id IN (SELECT request_id FROM answers)"));
+  }
+  REQUIRE(Export(dir, run, {"--reviewers", "1", "--per-item", "1"}).exit_code == 0);
+  std::string csv = testing::ReadText(dir / "packets/reviewer-r1.csv");
+  // Each answer is a quoted cell that starts with a single quote: text, never a live formula.
+  CHECK(csv.find(",\"=HYPERLINK") == std::string::npos);
+  CHECK(csv.find(",\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"x\"\")") != std::string::npos);
+  // The import reads ids and scores, not the text: the packet filled in imports in full.
+  csv = testing::ReplaceAll(csv, ",,,,,\n", ",4,3,5,1,12.5\n");
+  testing::WriteText(dir / "r1.csv", csv);
+  Ran ran = testing::RunStagegate(dir, {"import", run, dir / "r1.csv"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  CHECK(ran.out.find("imported 12 scored items: 48 scores added") != std::string::npos);
+}
+
 // A chat completion whose answer is `content`.
 std::string Completion(const std::string& content) {
   const json body = {{"id", "chatcmpl-judge"},

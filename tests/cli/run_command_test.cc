@@ -9,12 +9,15 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <atomic>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/strings.h"
+#include "http_test_server.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -626,6 +629,58 @@ TEST_CASE("run refuses bad input before sending anything", "[cli][run]") {
   auto runs = (*store)->ListRuns();
   REQUIRE(runs.ok());
   CHECK(runs->empty());
+}
+
+TEST_CASE(
+    "a scenario's API key is sent once and, echoed back, stored nowhere; nor its URL's "
+    "password",
+    "[cli][run][redact]") {
+  std::atomic<int> count = 0;
+  testing::FixedResponseServer server([&count](const std::string& request) {
+    std::string echoed;
+    for (const std::string& line : Split(request.substr(0, request.find("\r\n\r\n")), '\n'))
+      if (line.rfind("Authorization:", 0) == 0) echoed += std::string(Trim(line.substr(14)));
+    const json error = {{"error", {{"message", "not valid: " + echoed}}}};
+    const json answer = {{"choices",
+                          {{{"message", {{"role", "assistant"}, {"content", "key " + echoed}}},
+                            {"finish_reason", "stop"}}}}};
+    return count++ == 0
+               ? testing::HttpResponse("401 Unauthorized", error.dump(), "application/json")
+               : testing::HttpResponse("200 OK", answer.dump(), "application/json");
+  });
+  testing::TempDir dir;
+  testing::WriteText(dir / "echo.yaml",
+                     "name: echo\nmanifest: {model: m, model_version: \"1\"}\nseed: 1\n"
+                     "target:\n  kind: openai\n  base_url: \"http://alice:pw-Zq81url@" +
+                         server.base().substr(7) +
+                         "\"\n  api_key_env: STAGEGATE_TEST_KEY\n  stream: false\n"
+                         "stages:\n  - name: bare\n"
+                         "input: {source: synthetic, input_tokens: {mean: 10}, "
+                         "output_tokens: {mean: 10}}\n"
+                         "phases:\n  steady: {concurrency: 1, requests: 4}\n"
+                         "thresholds: {completion_rate: 0.5}\n"
+                         "telemetry: {scrape_interval_ms: 0, gpu: \"off\"}\n");
+  setenv("STAGEGATE_TEST_KEY", "sk-run-Zq81secret", 1);
+  Ran ran = Run(dir, dir / "echo.yaml");
+  unsetenv("STAGEGATE_TEST_KEY");
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code != 2);
+  REQUIRE(server.requests().size() == 4);
+  for (const std::string& request : server.requests()) {
+    const std::string head = request.substr(0, request.find("\r\n\r\n"));
+    CHECK(head.find("Authorization: Bearer sk-run-Zq81secret") != std::string::npos);
+    CHECK(head.find("Authorization:") == head.rfind("Authorization:"));
+  }
+  const std::string jsonl = testing::ReadText(dir / "out/requests.jsonl");
+  CHECK(jsonl.find("\"error\":\"HTTP 401: not valid: Bearer [redacted]\"") != std::string::npos);
+  CHECK(jsonl.find("\"answer\":\"key Bearer [redacted]\"") != std::string::npos);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path())) {
+    if (!entry.is_regular_file() || entry.path().filename() == "echo.yaml") continue;
+    INFO(entry.path());
+    const std::string text = testing::ReadText(entry.path());
+    CHECK(text.find("sk-run-Zq81secret") == std::string::npos);
+    CHECK(text.find("pw-Zq81url") == std::string::npos);
+  }
 }
 
 TEST_CASE("persona tokens reach the target but no output of the run", "[cli][run]") {

@@ -125,6 +125,12 @@ TEST_CASE("an HTTP actuator sends its calls and fails on any answer but 2xx",
   CHECK(restored.message().rfind(
             "the restore request (POST " + base + "/no-such-endpoint) was answered 404", 0) == 0);
 
+  // A URL's credentials are sent, never described.
+  manifest::Actuator with_password = a;
+  with_password.inject_http.url = "http://ops:pw-Zq81@" + base.substr(7) + "/tools/lookup_ticket";
+  CHECK(MakeHttpActuator(with_password, 2s)->Describe() ==
+        "http POST " + base + "/tools/lookup_ticket");
+
   (*sim)->Stop();
   const Status unreachable = actuator->Inject();
   REQUIRE_FALSE(unreachable.ok());

@@ -21,9 +21,10 @@ std::string Problems(const std::string& scenario) {
 }
 
 TEST_CASE("every broken manifest yields exactly its expected problems", "[manifest]") {
-  auto name = GENERATE(as<std::string>{}, "unknown-keys", "wrong-types", "missing-keys",
-                       "out-of-range", "missing-files", "syntax-error", "stages-and-phases",
-                       "faults", "references", "sweep-search", "search-levels");
+  auto name =
+      GENERATE(as<std::string>{}, "unknown-keys", "wrong-types", "missing-keys", "out-of-range",
+               "missing-files", "syntax-error", "stages-and-phases", "faults", "references",
+               "sweep-search", "search-levels", "headers", "headers-persona");
   INFO("broken/" << name << ".yaml");
   std::string expected = ReadText(Testdata("broken/" + name + ".expected"));
   REQUIRE_FALSE(expected.empty());

@@ -79,6 +79,24 @@ TEST_CASE("prose and the baseline are not part of the fingerprint", "[manifest][
   CHECK(FingerprintOf(workspace.scenario).value == before);
 }
 
+TEST_CASE("a URL's credentials are neither fingerprinted nor in the canonical form",
+          "[manifest][fingerprint][redact]") {
+  Workspace plain, with_password;
+  plain.Edit("scenarios/base.yaml", "kind: sim", "kind: openai\n  base_url: http://h:9");
+  with_password.Edit("scenarios/base.yaml", "kind: sim",
+                     "kind: openai\n  base_url: http://u:pw-Zq81@h:9\n"
+                     "  metrics_url: http://u:pw-Zq81@h:9/metrics");
+  plain.Edit("scenarios/base.yaml", "kind: openai",
+             "kind: openai\n  metrics_url: http://h:9/metrics");
+  CHECK(FingerprintOf(with_password.scenario).value == FingerprintOf(plain.scenario).value);
+  Diagnostics diagnostics;
+  std::optional<Bundle> bundle = LoadBundle(with_password.scenario, diagnostics);
+  REQUIRE(bundle.has_value());
+  const std::string canonical = CanonicalScenario(*bundle).dump();
+  CHECK(canonical.find("pw-Zq81") == std::string::npos);
+  CHECK(canonical.find("\"base_url\":\"http://h:9\"") != std::string::npos);
+}
+
 TEST_CASE("every change of meaning in the scenario changes the fingerprint",
           "[manifest][fingerprint]") {
   struct Edit {

@@ -102,6 +102,29 @@ TEST_CASE("hostile text cannot break a Markdown table", "[report]") {
   CHECK(md.find("# Release report: &lt;script&gt;") != std::string::npos);
 }
 
+TEST_CASE("links, images and code spans in model text are not live in Markdown", "[report]") {
+  const std::string hostile =
+      "[x](javascript:alert(1)) ![](http://evil.example/p.png) `run me` <http://evil.example> "
+      "\\[y]";
+  const std::string shown =
+      "\\[x\\](javascript:alert(1)) !\\[\\](http://evil.example/p.png) \\`run me\\` "
+      "&lt;http://evil.example&gt; \\\\\\[y\\]";
+  ReportModel m = HostileModel();
+  m.checks[0].detail = hostile;
+  m.verdict_reasons = {hostile};
+  m.notes = {"first line\n[ref]: javascript:alert(1)\n    code"};
+  m.baseline_lines = {"baseline\n<b>bold</b>"};
+  const std::string md = ReportMarkdown(m);
+  INFO(md);
+  CHECK(md.find("| " + shown + " |") != std::string::npos);  // the check's detail cell
+  CHECK(md.find("- " + shown + "\n") != std::string::npos);  // the verdict's reason
+  // A line break cannot start a reference definition or a block of its own.
+  CHECK(md.find("- first line \\[ref\\]: javascript:alert(1)     code\n") != std::string::npos);
+  CHECK(md.find("    baseline <b>bold</b>\n") != std::string::npos);  // inside the code block
+  for (const char* live : {"[x](", "![](", "\n[ref]", "`run me`", "<http"})
+    CHECK(md.find(live) == std::string::npos);
+}
+
 TEST_CASE("the stage table says the same in Markdown and HTML", "[report]") {
   ReportModel m = HostileModel();
   const json steady = {{"phase", "steady"},
