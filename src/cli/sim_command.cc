@@ -54,12 +54,15 @@ class SimCommand : public Command {
   void Configure(CLI::App& app) override {
     app.add_option("--host", host_, "Address to listen on (loopback)")->capture_default_str();
     app.add_option("--port", port_, "Port of the OpenAI-compatible API (0: any free port)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(Between(0, 65535));
     app.add_option("--tool-port", tool_port_, "Port of the tool service (0: any free port)")
-        ->capture_default_str();
-    app.add_option(
-        "--tool-url", tool_url_,
-        "Where the application calls tools (a fault proxy); default: its own tool service");
+        ->capture_default_str()
+        ->check(Between(0, 65535));
+    app.add_option("--tool-url", tool_url_,
+                   "Where the application calls tools (a fault proxy); default: its own tool "
+                   "service")
+        ->check(HttpUrl());
     app.add_option("--config,--profile", profile_,
                    "Latency profile: default, fast, or a YAML file (docs/sim.md)")
         ->capture_default_str();
