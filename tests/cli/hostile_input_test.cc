@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/invoke.h"
 #include "test_util.h"
 
 namespace stagegate::cli {
@@ -20,25 +21,6 @@ namespace {
 
 using testing::TempDir;
 using testing::Testdata;
-
-struct Invocation {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-Invocation Invoke(std::vector<std::string> args) {
-  args.insert(args.begin(), "stagegate");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args)
-    argv.push_back(arg.c_str());
-  std::ostringstream out, err;
-  console::Console console(out, err, false);
-  Invocation result;
-  result.exit_code = Main(static_cast<int>(argv.size()), argv.data(), console);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
 
 TEST_CASE("validate of a device, a FIFO or a symlink loop exits 2 at once", "[cli][hostile]") {
   TempDir dir;

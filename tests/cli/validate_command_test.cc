@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/invoke.h"
 #include "manifest/fingerprint.h"
 #include "test_util.h"
 
@@ -12,26 +13,6 @@ namespace {
 
 using testing::SourcePath;
 using testing::Testdata;
-
-struct Invocation {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-Invocation Invoke(std::vector<std::string> args) {
-  args.insert(args.begin(), "stagegate");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args)
-    argv.push_back(arg.c_str());
-  std::ostringstream out, err;
-  console::Console console(out, err, false);
-  Invocation result;
-  result.exit_code = Main(static_cast<int>(argv.size()), argv.data(), console);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
 
 TEST_CASE("validate prints the summary and the fingerprint of a good scenario", "[cli]") {
   const std::string path = SourcePath("scenarios/demo.yaml");
