@@ -3,9 +3,11 @@
 #include <sqlite3.h>
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -147,9 +149,17 @@ Result<std::unique_ptr<Store>> Store::Prepare(std::unique_ptr<Database> db,
   if (!supported.ok()) return supported.WithContext(name);
   // WAL lets report commands read while a run writes; foreign keys keep requests tied to runs.
   // (A store in memory keeps its journal in memory: SQLite ignores WAL there.)
-  Status setup = db->Exec(
-      "PRAGMA page_size = 65536; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
-      "PRAGMA synchronous = NORMAL;");
+  // Switching a new store to WAL needs an exclusive lock, for which SQLite does not always wait
+  // (busy handler): another process opening the same new store at that moment makes it fail
+  // with SQLITE_BUSY at once. Tried again, for as long as the busy timeout.
+  Status setup;
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    setup = db->Exec(
+        "PRAGMA page_size = 65536; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
+        "PRAGMA synchronous = NORMAL;");
+    if (setup.ok() || (sqlite3_errcode(db->handle()) & 0xff) != SQLITE_BUSY) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   if (!setup.ok()) return setup.WithContext(name);
   Status migrated = Migrate(*db);
   if (!migrated.ok()) return migrated.WithContext(name);
