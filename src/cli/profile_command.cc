@@ -579,17 +579,19 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   if (Status prepared = Prepare(); !prepared.ok()) return fail(prepared, ExitCode::kInvalidInput);
   if (Status planned = PlanLevels(); !planned.ok()) return fail(planned, ExitCode::kInvalidInput);
   const json config = Config();
-  const std::string fingerprint = Sha256Hex(config.dump());
+  const std::string fingerprint =
+      Sha256Hex(config.dump(-1, ' ', false, json::error_handler_t::replace));
   const std::string run_id = NewRunId("profile");
   const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
   const std::string db_path = global.db_path.empty() ? store::kDefaultStorePath : global.db_path;
   Result<std::unique_ptr<store::Store>> store = store::Store::Open(db_path);
   if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
-  if (Status created = (*store)->CreateRun({.id = run_id,
-                                            .scenario_name = "profile",
-                                            .fingerprint = fingerprint,
-                                            .scenario_json = config.dump(),
-                                            .started_unix_ms = WallUnixMs()});
+  if (Status created = (*store)->CreateRun(
+          {.id = run_id,
+           .scenario_name = "profile",
+           .fingerprint = fingerprint,
+           .scenario_json = config.dump(-1, ' ', false, json::error_handler_t::replace),
+           .started_unix_ms = WallUnixMs()});
       !created.ok())
     return fail(created, ExitCode::kRuntimeFailure);
   load::RaiseOpenFileLimit();

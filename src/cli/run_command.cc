@@ -117,8 +117,10 @@ class RunCommand : public Command {
                       .scenario_file = std::filesystem::absolute(scenario_).string(),
                       .fingerprint = fingerprint.value,
                       .corpus_version = bundle->corpus ? bundle->corpus->version : "",
-                      .scenario_json = manifest::CanonicalScenario(*bundle).dump(),
-                      .settings_json = scenario::SettingsToJson(settings_).dump(),
+                      .scenario_json = manifest::CanonicalScenario(*bundle).dump(
+                          -1, ' ', false, nlohmann::json::error_handler_t::replace),
+                      .settings_json = scenario::SettingsToJson(settings_).dump(
+                          -1, ' ', false, nlohmann::json::error_handler_t::replace),
                       .started_unix_ms = WallUnixMs()});
         },
         resumed ? &stored : nullptr);

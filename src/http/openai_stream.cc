@@ -291,7 +291,8 @@ void OpenAiStreamDecoder::OnEvent(const SseEvent& event, int64_t now_ns) {
   }
   ++chunks_;
   element root;
-  if (Parse(data, root) != SUCCESS) {
+  if (const simdjson::error_code parsed = Parse(data, root); parsed != SUCCESS) {
+    invalid_utf8_ = parsed == simdjson::UTF8_ERROR;
     End(State::kMalformed,
         "malformed JSON in chunk " + std::to_string(chunks_) + ": " + Snippet(data), now_ns);
     return;

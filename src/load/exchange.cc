@@ -389,6 +389,7 @@ void Exchange::TakeStreamResults() {
   record_.first_token_ns = decoder_.first_token_ns();
   record_.first_answer_ns = decoder_.first_answer_ns();
   record_.chunk_times_ns = decoder_.content_times_ns();
+  record_.invalid_utf8 = record_.invalid_utf8 || decoder_.invalid_utf8();
   const http::StreamUsage& usage = decoder_.usage();
   if (usage.prompt_tokens) {
     record_.input_tokens = usage.prompt_tokens;
@@ -405,6 +406,7 @@ void Exchange::TakeStreamResults() {
 
 void Exchange::Finish(int64_t end_ns) {
   record_.end_ns = end_ns;
+  KeepValidUtf8(record_);
   if (!record_.input_tokens && record_.requested_input_tokens) {
     record_.input_tokens = record_.requested_input_tokens;
     record_.input_token_source = "requested";

@@ -166,6 +166,11 @@ const std::vector<std::string>& Migrations() {
       UPDATE phases SET at_rest = 1, stage = substr(stage, 1, length(stage) - 8)
         WHERE stage LIKE '% at rest';
       )sql",
+      // 8: whether a request's text from the server held bytes that are not UTF-8 (the text is
+      // kept with U+FFFD in their place).
+      R"sql(
+      ALTER TABLE requests ADD COLUMN invalid_utf8 INTEGER NOT NULL DEFAULT 0;
+      )sql",
   };
   return kMigrations;
 }
