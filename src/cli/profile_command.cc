@@ -584,8 +584,14 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   const std::string run_id = NewRunId("profile");
   const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
   const std::string db_path = global.db_path.empty() ? store::kDefaultStorePath : global.db_path;
+  // The outputs are written after every level has run: a folder they cannot go to is found now.
+  if (Status writable = CheckWritableDirectory(out_dir); !writable.ok())
+    return fail(writable.WithContext("--out"), ExitCode::kRuntimeFailure);
   Result<std::unique_ptr<store::Store>> store = store::Store::Open(db_path);
   if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
+  if ((*store)->read_only())
+    return fail(Status::StoreError(db_path + ": cannot write there (read-only)"),
+                ExitCode::kRuntimeFailure);
   if (Status created = (*store)->CreateRun(
           {.id = run_id,
            .scenario_name = "profile",

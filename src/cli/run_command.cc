@@ -54,6 +54,9 @@ class RunCommand : public Command {
                   ExitCode::kInvalidInput);
     Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
     if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
+    if ((*store)->read_only())
+      return fail(Status::StoreError(global.db_path + ": cannot write there (read-only)"),
+                  ExitCode::kRuntimeFailure);
 
     std::optional<store::RunInfo> resumed;
     if (!resume_id_.empty()) {
@@ -89,6 +92,9 @@ class RunCommand : public Command {
                   ExitCode::kInvalidInput);
     const std::string run_id = resumed ? resumed->id : NewRunId("run");
     const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
+    // The files are written after every stage has run: a folder they cannot go to is found now.
+    if (Status writable = CheckWritableDirectory(out_dir); !writable.ok())
+      return fail(writable.WithContext("--out"), ExitCode::kRuntimeFailure);
 
     load::RaiseOpenFileLimit();
     std::atomic<bool> stop{false};

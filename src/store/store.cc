@@ -167,6 +167,10 @@ Result<std::unique_ptr<Store>> Store::Prepare(std::unique_ptr<Database> db,
   return std::unique_ptr<Store>(new Store(std::move(db)));
 }
 
+bool Store::read_only() {
+  return sqlite3_db_readonly(db_->handle(), "main") == 1;
+}
+
 Result<int> Store::SchemaVersionOf(Database& db) {
   return SchemaVersion(db);
 }
