@@ -3,6 +3,7 @@
 // store.
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -150,6 +151,10 @@ class ProfileCommand : public Command {
     app.add_flag("--busy-poll", busy_poll_,
                  "Workers poll without sleeping (a core each), so they read what arrived without a "
                  "wake-up's delay");
+    app.add_option("--max-response-memory", response_memory_mib_,
+                   "MiB the responses in flight may keep between them; a response past it is cut "
+                   "(outcome memory_limit). 0: no limit")
+        ->capture_default_str();
     app.add_option("--receive-times", receive_times_,
                    "Stamp token arrivals with the kernel's receive time (kernel) or when the "
                    "client read them (read)")
@@ -222,6 +227,7 @@ class ProfileCommand : public Command {
   int workers_ = 0;
   bool busy_poll_ = false;
   std::string receive_times_ = "kernel";
+  double response_memory_mib_ = load::ResponseBudget::kDefaultLimitBytes >> 20;
   std::string shard_text_;
   load::Timeouts timeouts_;
   std::string out_dir_;
@@ -313,6 +319,8 @@ Status ProfileCommand::Prepare() {
               {.metric = metric, .percentile = slo_percentile_, .max_ms = slo.max_ms});
     }
   }
+  if (!(response_memory_mib_ >= 0) || !std::isfinite(response_memory_mib_))
+    errors.push_back("--max-response-memory must be 0 (no limit) or more MiB");
   criteria_.min_share = keep_pace_;
   criteria_.min_completed = min_completed_;
   criteria_.max_duration_s = max_duration_s_;
@@ -472,7 +480,8 @@ Result<ProfileCommand::LevelPlan> ProfileCommand::PlanLevel(const std::string& k
       .receive_times =
           receive_times_ == "read" ? load::ReceiveTimes::kRead : load::ReceiveTimes::kKernel,
       .shard = shard_,
-      .timeouts = timeouts_};
+      .timeouts = timeouts_,
+      .response_memory_bytes = static_cast<int64_t>(std::ceil(response_memory_mib_ * (1 << 20)))};
   if (kind == "concurrency") {
     plan.options.concurrency = static_cast<int64_t>(value);
     if (requests_) plan.options.requests = *requests_ + warmup_;

@@ -3,6 +3,7 @@
 // and the store.
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 
 #include "base/clock.h"
@@ -35,6 +36,10 @@ class RunCommand : public Command {
     app.add_option("--workers", settings_.workers,
                    "Worker threads of the load engine (0: one per hardware thread)")
         ->capture_default_str();
+    app.add_option("--max-response-memory", response_memory_mib_,
+                   "MiB the responses in flight may keep between them; a response past it is cut "
+                   "(outcome memory_limit). 0: no limit")
+        ->capture_default_str();
     app.add_option("--out", out_dir_, "Where the files go (default reports/<run id>)");
   }
 
@@ -44,6 +49,9 @@ class RunCommand : public Command {
         console.Error("stagegate run: " + line);
       return code;
     };
+    if (!(response_memory_mib_ >= 0) || !std::isfinite(response_memory_mib_))
+      return fail(Status::InvalidInput("--max-response-memory must be 0 (no limit) or more MiB"),
+                  ExitCode::kInvalidInput);
     if (scenario_.empty() == resume_id_.empty())
       return fail(Status::InvalidInput("give a scenario file, or --resume RUN_ID"),
                   ExitCode::kInvalidInput);
@@ -84,6 +92,7 @@ class RunCommand : public Command {
       return ExitCode::kInvalidInput;
     }
     if (seed_) settings_.seed = static_cast<uint64_t>(*seed_);
+    settings_.response_memory_bytes = ResponseMemoryBytes();
     const manifest::Fingerprint fingerprint = manifest::ComputeFingerprint(*bundle);
     if (resumed && resumed->fingerprint != fingerprint.value)
       return fail(Status::InvalidInput(scenario_ + " (or its corpus or rubric) changed since run " +
@@ -168,7 +177,12 @@ class RunCommand : public Command {
   }
 
  private:
+  int64_t ResponseMemoryBytes() const {
+    return static_cast<int64_t>(std::ceil(response_memory_mib_ * (1 << 20)));
+  }
+
   std::string scenario_;
+  double response_memory_mib_ = load::ResponseBudget::kDefaultLimitBytes >> 20;
   std::string out_dir_;
   std::optional<int64_t> seed_;
   std::string resume_id_;

@@ -346,6 +346,13 @@ void OpenAiStreamDecoder::OnEvent(const SseEvent& event, int64_t now_ns) {
   if (answer && !first_answer_ns_) first_answer_ns_ = now_ns;
 }
 
+size_t OpenAiStreamDecoder::kept_bytes() const {
+  size_t bytes = content_.size() + reasoning_.size() + error_.size();
+  for (const ToolCallState& call : tool_calls_)
+    bytes += call.arguments.size() + call.id.size() + call.name.size();
+  return bytes;
+}
+
 void OpenAiStreamDecoder::OnEnd(int64_t now_ns) {
   if (state_ == State::kStreaming) End(State::kMalformed, "stream ended without [DONE]", now_ns);
 }

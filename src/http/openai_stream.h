@@ -86,6 +86,8 @@ class OpenAiStreamDecoder {
   int64_t content_events() const { return static_cast<int64_t>(content_times_ns_.size()); }
   /// A chunk was refused because it is not UTF-8 (so not JSON): the error quotes only its start.
   bool invalid_utf8() const { return invalid_utf8_; }
+  /// Bytes of text kept so far: content, reasoning, tool-call arguments and the error.
+  size_t kept_bytes() const;
   /// Non-blank data events handled before the end, [DONE] excluded, a malformed one included:
   /// the N of "chunk N" in the malformed reason.
   int64_t chunks() const { return chunks_; }

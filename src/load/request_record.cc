@@ -15,6 +15,7 @@ constexpr std::pair<Outcome, std::string_view> kOutcomeNames[] = {
     {Outcome::kMalformedStream, "malformed_stream"},
     {Outcome::kCancelled, "cancelled"},
     {Outcome::kDenied, "denied"},
+    {Outcome::kMemoryLimit, "memory_limit"},
 };
 
 }  // namespace

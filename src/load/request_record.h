@@ -18,6 +18,9 @@ enum class Outcome {
   kMalformedStream,
   kCancelled,
   kDenied,  // 401 or 403
+  /// Cut by the client: the responses in flight held the phase's response-memory limit
+  /// (ResponseBudget). Says nothing of the server; the text received so far is kept.
+  kMemoryLimit,
 };
 
 std::string_view OutcomeName(Outcome outcome);
