@@ -1,5 +1,8 @@
 #include "base/files.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -59,6 +62,19 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
   std::error_code error;
   fs::rename(temporary, path, error);
   if (error) return Status::IoError(path + ": " + error.message());
+  return Status::Ok();
+}
+
+Status CheckWritableDirectory(const std::string& dir) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) return Status::IoError(dir + ": cannot make the folder: " + error.message());
+  if (!fs::is_directory(dir, error)) return Status::IoError(dir + ": not a folder");
+  std::string probe = dir + "/.stagegate-write-check-XXXXXX";
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) return Status::IoError(dir + ": cannot write there: " + std::strerror(errno));
+  close(fd);
+  unlink(probe.c_str());
   return Status::Ok();
 }
 

@@ -26,6 +26,11 @@ std::string DescribeBytes(size_t bytes);
 /// half-written file.
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
+/// Makes the folder `dir` (and its parents) if needed and proves that a file can be made in it,
+/// leaving nothing behind but the folder. IoError naming `dir` and the system's reason otherwise.
+/// Called before a long piece of work whose results go there, so that a bad path is found first.
+Status CheckWritableDirectory(const std::string& dir);
+
 bool IsDirectory(const std::string& path);
 bool IsRegularFile(const std::string& path);
 

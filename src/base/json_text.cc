@@ -3,19 +3,22 @@
 #include <charconv>
 #include <cstring>
 
+#include "base/strings.h"
+
 namespace stagegate {
 
 namespace {
 
-// Whether any of the 8 bytes in `word` is a control character, '"' or '\\' (the classic
-// "has a byte less than n" and "has a zero byte" bit tricks).
+// Whether any of the 8 bytes in `word` is a control character, '"', '\\' or a byte of 0x80 and
+// above (which must be checked as UTF-8) (the classic "has a byte less than n" and "has a zero
+// byte" bit tricks).
 bool AnyNeedsEscape(uint64_t word) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
   const uint64_t control = (word - kOnes * 0x20) & ~word & kHigh;
   const uint64_t quote = word ^ (kOnes * '"');
   const uint64_t backslash = word ^ (kOnes * '\\');
-  return (control | ((quote - kOnes) & ~quote & kHigh) |
+  return (control | (word & kHigh) | ((quote - kOnes) & ~quote & kHigh) |
           ((backslash - kOnes) & ~backslash & kHigh)) != 0;
 }
 
@@ -35,6 +38,16 @@ void AppendJsonString(std::string& out, std::string_view text) {
     }
     if (i >= text.size()) break;
     const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const Utf8Sequence sequence = NextUtf8Sequence(text.substr(i));
+      if (!sequence.valid) {
+        out.append(text.data() + run, i - run);
+        out.append(kReplacementCharacter);
+        run = i + sequence.length;
+      }
+      i += sequence.length - 1;
+      continue;
+    }
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(text.data() + run, i - run);
     run = i + 1;

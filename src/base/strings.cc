@@ -1,8 +1,10 @@
 #include "base/strings.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace stagegate {
@@ -170,10 +172,10 @@ std::string ReplaceAll(std::string text, std::string_view from, std::string_view
   return text;
 }
 
-size_t Utf8SequenceLength(std::string_view text) {
+Utf8Sequence NextUtf8Sequence(std::string_view text) {
   const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
   const unsigned char lead = byte(0);
-  if (lead < 0x80) return 1;
+  if (lead < 0x80) return {.length = 1, .valid = true};
   size_t length = 0;
   unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
   if (lead >= 0xC2 && lead <= 0xDF) {
@@ -187,13 +189,55 @@ size_t Utf8SequenceLength(std::string_view text) {
     if (lead == 0xF0) low = 0x90;
     if (lead == 0xF4) high = 0x8F;
   } else {
-    return 0;
+    return {.length = 1, .valid = false};
   }
-  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  for (size_t i = 1; i < length; ++i) {
+    if (i >= text.size() || byte(i) < low || byte(i) > high) return {.length = i, .valid = false};
+    low = 0x80;
+    high = 0xBF;
   }
-  return length;
+  return {.length = length, .valid = true};
+}
+
+size_t Utf8SequenceLength(std::string_view text) {
+  const Utf8Sequence sequence = NextUtf8Sequence(text);
+  return sequence.valid ? sequence.length : 0;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t at = 0; at < text.size();) {
+    // Eight ASCII bytes at a time: most text is.
+    if (at + 8 <= text.size()) {
+      uint64_t word;
+      std::memcpy(&word, text.data() + at, sizeof word);
+      if ((word & 0x8080808080808080ULL) == 0) {
+        at += 8;
+        continue;
+      }
+    }
+    if (static_cast<unsigned char>(text[at]) < 0x80) {
+      ++at;
+      continue;
+    }
+    const Utf8Sequence sequence = NextUtf8Sequence(text.substr(at));
+    if (!sequence.valid) return false;
+    at += sequence.length;
+  }
+  return true;
+}
+
+std::string ValidUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    const Utf8Sequence sequence = NextUtf8Sequence(text.substr(at));
+    if (sequence.valid)
+      out.append(text.substr(at, sequence.length));
+    else
+      out.append(kReplacementCharacter);
+    at += sequence.length;
+  }
+  return out;
 }
 
 std::optional<size_t> FirstInvalidUtf8(std::string_view text) {

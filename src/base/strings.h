@@ -50,6 +50,26 @@ size_t Utf8SequenceLength(std::string_view text);
 /// nullopt when all of `text` is UTF-8.
 std::optional<size_t> FirstInvalidUtf8(std::string_view text);
 
+/// What starts `text` (not empty): a well-formed UTF-8 sequence, or the maximal ill-formed part
+/// that one U+FFFD replaces (Unicode's recommended practice, as in Python's errors="replace" and
+/// every WHATWG decoder: an invalid lead byte alone, or a lead byte with the continuation bytes
+/// that were still possible).
+struct Utf8Sequence {
+  size_t length = 0;  // 1 to 4
+  bool valid = false;
+};
+Utf8Sequence NextUtf8Sequence(std::string_view text);
+
+/// U+FFFD, the replacement character, in UTF-8.
+inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
+
+/// Whether `text` is well-formed UTF-8.
+bool IsValidUtf8(std::string_view text);
+
+/// `text` with each ill-formed part (NextUtf8Sequence) replaced by U+FFFD: valid UTF-8 that
+/// every strict reader of JSON, CSV or HTML accepts. Valid text comes back unchanged.
+std::string ValidUtf8(std::string_view text);
+
 /// The first `max_bytes` of `text`, shortened so as not to end inside a UTF-8 sequence.
 std::string Utf8Prefix(std::string_view text, size_t max_bytes);
 

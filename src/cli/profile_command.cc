@@ -3,6 +3,7 @@
 // store.
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -172,6 +173,10 @@ class ProfileCommand : public Command {
     app.add_flag("--busy-poll", busy_poll_,
                  "Workers poll without sleeping (a core each), so they read what arrived without a "
                  "wake-up's delay");
+    app.add_option("--max-response-memory", response_memory_mib_,
+                   "MiB the responses in flight may keep between them; a response past it is cut "
+                   "(outcome memory_limit). 0: no limit")
+        ->capture_default_str();
     app.add_option("--receive-times", receive_times_,
                    "Stamp token arrivals with the kernel's receive time (kernel) or when the "
                    "client read them (read)")
@@ -248,6 +253,7 @@ class ProfileCommand : public Command {
   int workers_ = 0;
   bool busy_poll_ = false;
   std::string receive_times_ = "kernel";
+  double response_memory_mib_ = load::ResponseBudget::kDefaultLimitBytes >> 20;
   std::string shard_text_;
   load::Timeouts timeouts_;
   std::string out_dir_;
@@ -340,6 +346,8 @@ Status ProfileCommand::Prepare() {
               {.metric = metric, .percentile = slo_percentile_, .max_ms = slo.max_ms});
     }
   }
+  if (!(response_memory_mib_ >= 0) || !std::isfinite(response_memory_mib_))
+    errors.push_back("--max-response-memory must be 0 (no limit) or more MiB");
   criteria_.min_share = keep_pace_;
   criteria_.min_completed = min_completed_;
   criteria_.max_duration_s = max_duration_s_;
@@ -537,7 +545,8 @@ Result<ProfileCommand::LevelPlan> ProfileCommand::PlanLevel(const std::string& k
       .receive_times =
           receive_times_ == "read" ? load::ReceiveTimes::kRead : load::ReceiveTimes::kKernel,
       .shard = shard_,
-      .timeouts = timeouts_};
+      .timeouts = timeouts_,
+      .response_memory_bytes = static_cast<int64_t>(std::ceil(response_memory_mib_ * (1 << 20)))};
   if (kind == "concurrency") {
     plan.options.concurrency = static_cast<int64_t>(value);
     if (requests_) plan.options.requests = *requests_ + warmup_;
@@ -644,17 +653,25 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   if (Status prepared = Prepare(); !prepared.ok()) return fail(prepared, ExitCode::kInvalidInput);
   if (Status planned = PlanLevels(); !planned.ok()) return fail(planned, ExitCode::kInvalidInput);
   const json config = Config();
-  const std::string fingerprint = Sha256Hex(config.dump());
+  const std::string fingerprint =
+      Sha256Hex(config.dump(-1, ' ', false, json::error_handler_t::replace));
   const std::string run_id = NewRunId("profile");
   const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
   const std::string db_path = global.db_path.empty() ? store::kDefaultStorePath : global.db_path;
+  // The outputs are written after every level has run: a folder they cannot go to is found now.
+  if (Status writable = CheckWritableDirectory(out_dir); !writable.ok())
+    return fail(writable.WithContext("--out"), ExitCode::kRuntimeFailure);
   Result<std::unique_ptr<store::Store>> store = store::Store::Open(db_path);
   if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
-  if (Status created = (*store)->CreateRun({.id = run_id,
-                                            .scenario_name = "profile",
-                                            .fingerprint = fingerprint,
-                                            .scenario_json = config.dump(),
-                                            .started_unix_ms = WallUnixMs()});
+  if ((*store)->read_only())
+    return fail(Status::StoreError(db_path + ": cannot write there (read-only)"),
+                ExitCode::kRuntimeFailure);
+  if (Status created = (*store)->CreateRun(
+          {.id = run_id,
+           .scenario_name = "profile",
+           .fingerprint = fingerprint,
+           .scenario_json = config.dump(-1, ' ', false, json::error_handler_t::replace),
+           .started_unix_ms = WallUnixMs()});
       !created.ok())
     return fail(created, ExitCode::kRuntimeFailure);
   load::RaiseOpenFileLimit();

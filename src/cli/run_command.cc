@@ -3,6 +3,7 @@
 // and the store.
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 
 #include "base/clock.h"
@@ -39,6 +40,11 @@ class RunCommand : public Command {
                    "Worker threads of the load engine (0: one per hardware thread)")
         ->capture_default_str()
         ->check(Between(0, 1024));
+    app.add_option("--max-response-memory", response_memory_mib_,
+                   "MiB the responses in flight may keep between them; a response past it is cut "
+                   "(outcome memory_limit). 0: no limit")
+        ->capture_default_str()
+        ->check(Between(0, 1 << 20));
     app.add_option("--out", out_dir_, "Where the files go (default reports/<run id>)");
   }
 
@@ -48,6 +54,9 @@ class RunCommand : public Command {
         console.Error("stagegate run: " + line);
       return code;
     };
+    if (!(response_memory_mib_ >= 0) || !std::isfinite(response_memory_mib_))
+      return fail(Status::InvalidInput("--max-response-memory must be 0 (no limit) or more MiB"),
+                  ExitCode::kInvalidInput);
     if (scenario_.empty() == resume_id_.empty())
       return fail(Status::InvalidInput("give a scenario file, or --resume RUN_ID"),
                   ExitCode::kInvalidInput);
@@ -57,6 +66,9 @@ class RunCommand : public Command {
                   ExitCode::kInvalidInput);
     Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
     if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
+    if ((*store)->read_only())
+      return fail(Status::StoreError(global.db_path + ": cannot write there (read-only)"),
+                  ExitCode::kRuntimeFailure);
 
     std::optional<store::RunInfo> resumed;
     if (!resume_id_.empty()) {
@@ -98,6 +110,7 @@ class RunCommand : public Command {
       return ExitCode::kInvalidInput;
     }
     if (seed_) settings_.seed = static_cast<uint64_t>(*seed_);
+    settings_.response_memory_bytes = ResponseMemoryBytes();
     const manifest::Fingerprint fingerprint = manifest::ComputeFingerprint(*bundle);
     if (resumed && resumed->fingerprint != fingerprint.value)
       return fail(Status::InvalidInput(scenario_ + " (or its corpus or rubric) changed since run " +
@@ -106,6 +119,9 @@ class RunCommand : public Command {
                   ExitCode::kInvalidInput);
     const std::string run_id = resumed ? resumed->id : NewRunId("run");
     const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
+    // The files are written after every stage has run: a folder they cannot go to is found now.
+    if (Status writable = CheckWritableDirectory(out_dir); !writable.ok())
+      return fail(writable.WithContext("--out"), ExitCode::kRuntimeFailure);
 
     load::RaiseOpenFileLimit();
     std::atomic<bool> stop{false};
@@ -134,8 +150,10 @@ class RunCommand : public Command {
                       .scenario_file = std::filesystem::absolute(scenario_).string(),
                       .fingerprint = fingerprint.value,
                       .corpus_version = bundle->corpus ? bundle->corpus->version : "",
-                      .scenario_json = manifest::CanonicalScenario(*bundle).dump(),
-                      .settings_json = scenario::SettingsToJson(settings_).dump(),
+                      .scenario_json = manifest::CanonicalScenario(*bundle).dump(
+                          -1, ' ', false, nlohmann::json::error_handler_t::replace),
+                      .settings_json = scenario::SettingsToJson(settings_).dump(
+                          -1, ' ', false, nlohmann::json::error_handler_t::replace),
                       .started_unix_ms = WallUnixMs()});
         },
         resumed ? &stored : nullptr);
@@ -177,7 +195,12 @@ class RunCommand : public Command {
   }
 
  private:
+  int64_t ResponseMemoryBytes() const {
+    return static_cast<int64_t>(std::ceil(response_memory_mib_ * (1 << 20)));
+  }
+
   std::string scenario_;
+  double response_memory_mib_ = load::ResponseBudget::kDefaultLimitBytes >> 20;
   std::string out_dir_;
   std::optional<int64_t> seed_;
   std::string resume_id_;

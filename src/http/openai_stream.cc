@@ -291,7 +291,8 @@ void OpenAiStreamDecoder::OnEvent(const SseEvent& event, int64_t now_ns) {
   }
   ++chunks_;
   element root;
-  if (Parse(data, root) != SUCCESS) {
+  if (const simdjson::error_code parsed = Parse(data, root); parsed != SUCCESS) {
+    invalid_utf8_ = parsed == simdjson::UTF8_ERROR;
     End(State::kMalformed,
         "malformed JSON in chunk " + std::to_string(chunks_) + ": " + Snippet(data), now_ns);
     return;
@@ -343,6 +344,13 @@ void OpenAiStreamDecoder::OnEvent(const SseEvent& event, int64_t now_ns) {
     content_times_ns_.push_back(now_ns);
   }
   if (answer && !first_answer_ns_) first_answer_ns_ = now_ns;
+}
+
+size_t OpenAiStreamDecoder::kept_bytes() const {
+  size_t bytes = content_.size() + reasoning_.size() + error_.size();
+  for (const ToolCallState& call : tool_calls_)
+    bytes += call.arguments.size() + call.id.size() + call.name.size();
+  return bytes;
 }
 
 void OpenAiStreamDecoder::OnEnd(int64_t now_ns) {

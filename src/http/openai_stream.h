@@ -84,6 +84,10 @@ class OpenAiStreamDecoder {
   /// When each token event arrived.
   const std::vector<int64_t>& content_times_ns() const { return content_times_ns_; }
   int64_t content_events() const { return static_cast<int64_t>(content_times_ns_.size()); }
+  /// A chunk was refused because it is not UTF-8 (so not JSON): the error quotes only its start.
+  bool invalid_utf8() const { return invalid_utf8_; }
+  /// Bytes of text kept so far: content, reasoning, tool-call arguments and the error.
+  size_t kept_bytes() const;
   /// Non-blank data events handled before the end, [DONE] excluded, a malformed one included:
   /// the N of "chunk N" in the malformed reason.
   int64_t chunks() const { return chunks_; }
@@ -105,6 +109,7 @@ class OpenAiStreamDecoder {
   std::vector<int64_t> content_times_ns_;
   int64_t chunks_ = 0;
   std::optional<int64_t> end_ns_;
+  bool invalid_utf8_ = false;
 };
 
 }  // namespace stagegate::http

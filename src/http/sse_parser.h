@@ -69,6 +69,9 @@ class SseParser {
   /// The stream's reconnection time: the last valid retry field, also from a block that
   /// dispatched no event (e.g. "retry: 3000" alone).
   std::optional<int64_t> retry_ms() const { return retry_ms_; }
+  /// Bytes held for an event not yet complete: a line split across Feed calls and the data lines
+  /// of the pending event (what a stream that never ends a line or an event makes grow).
+  size_t pending_bytes() const { return line_.size() + data_.size(); }
 
  private:
   // Where dispatched events go: Feed appends them to a vector, FeedEach hands them to a callable.

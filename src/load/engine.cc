@@ -146,6 +146,9 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
   for (size_t i = 0; i < arrivals.size(); ++i)
     plans[i % workers].arrivals.push_back(arrivals[i]);
 
+  ResponseBudget budget(options.response_memory_bytes);
+  for (WorkerPlan& plan : plans)
+    plan.response_budget = &budget;
   std::vector<std::unique_ptr<LiveCounters>> counters;
   std::vector<std::unique_ptr<Worker>> pool;
   for (int64_t w = 0; w < workers; ++w) {
@@ -199,6 +202,7 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
   result.workers = static_cast<int>(workers);
   result.client_cpu_s = ProcessCpuSeconds() - cpu_start;
   result.interrupted = control.stop != nullptr && control.stop->load();
+  result.response_memory_peak = budget.peak();
   // Busy is CPU over the threads' whole life, set-up included, so it is never above 100%.
   const double wall_s = std::max(1e-9, static_cast<double>(result.ended_ns - setup_ns) / 1e9);
   size_t total = 0;

@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "load/exchange.h"
 #include "load/request_record.h"
+#include "load/response_budget.h"
 #include "load/schedule.h"
 
 namespace stagegate::load {
@@ -45,6 +46,9 @@ struct LoadOptions {
   ReceiveTimes receive_times = ReceiveTimes::kKernel;
   Shard shard;
   Timeouts timeouts;
+  /// What the responses in flight may keep between them (ResponseBudget); a response past it is
+  /// cut (kMemoryLimit). 0: no limit beyond each response's own cap.
+  int64_t response_memory_bytes = ResponseBudget::kDefaultLimitBytes;
 };
 
 /// Builds the request for a schedule position. Called concurrently from every worker: it must be
@@ -86,6 +90,8 @@ struct LoadResult {
   std::vector<double> worker_busy;
   /// How the workers' reads were stamped, and their read delays.
   ReceiveStats receive;
+  /// The most the responses in flight kept at once (ResponseBudget::peak), in bytes.
+  int64_t response_memory_peak = 0;
 };
 
 struct RunControl {

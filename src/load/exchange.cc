@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "base/strings.h"
 #include "http/receive_time.h"
 
 namespace stagegate::load {
@@ -82,10 +83,11 @@ void Redact(const RequestSpec& spec, RequestRecord& record) {
 }  // namespace
 
 Exchange::Exchange(std::vector<Exchange*>* finished, ReceiveStats* receive_stats,
-                   ReceiveTimes receive_times)
+                   ReceiveTimes receive_times, ResponseBudget* budget)
     : finished_(finished),
       receive_stats_(receive_stats),
       receive_times_(receive_times),
+      budget_(budget),
       easy_(curl_easy_init()) {}
 
 void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::TraceContext& trace,
@@ -112,6 +114,7 @@ void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::
   status_read_ = false;
   streaming_body_ = false;
   body_truncated_ = false;
+  over_budget_ = false;
   error_buffer_[0] = '\0';
 
   std::vector<std::string> headers = spec.headers;
@@ -221,12 +224,22 @@ size_t Exchange::OnBodyData(char* data, size_t size, size_t count, void* self_pt
       self->body_truncated_ = true;
       return 0;  // curl ends the transfer with a write error
     }
+    // The new bytes can add at most themselves to what the parser and the decoder keep.
+    if (!self->Cover(self->sse_.pending_bytes() + self->decoder_.kept_bytes() + bytes)) {
+      self->stream_bytes_ -= bytes;  // not read
+      self->over_budget_ = true;
+      return 0;
+    }
     self->sse_.FeedEach(std::string_view(data, bytes), [self, now](const http::SseEvent& event) {
       self->decoder_.OnEvent(event, now);
     });
     return bytes;
   }
   const bool ok_status = self->status_ >= 200 && self->status_ < 300;
+  if (ok_status && !self->Cover(self->body_.size() + bytes)) {
+    self->over_budget_ = true;
+    return 0;
+  }
   const size_t limit = ok_status ? kMaxBodyBytes : kMaxErrorBodyBytes;
   if (self->body_.size() + bytes > limit) {
     self->body_.append(data, limit - self->body_.size());
@@ -237,6 +250,15 @@ size_t Exchange::OnBodyData(char* data, size_t size, size_t count, void* self_pt
   }
   self->body_.append(data, bytes);
   return bytes;
+}
+
+bool Exchange::Cover(size_t bytes) {
+  if (budget_ == nullptr || static_cast<int64_t>(bytes) <= granted_) return true;
+  const int64_t grant = ResponseBudget::kGrantBytes;
+  const int64_t more = (static_cast<int64_t>(bytes) - granted_ + grant - 1) / grant * grant;
+  if (!budget_->TryTake(more)) return false;
+  granted_ += more;
+  return true;
 }
 
 bool Exchange::FirstTokenOverdue(int64_t now_ns) const {
@@ -273,6 +295,12 @@ void Exchange::OnDone(CURLcode code) {
     record_.error_message = decoder_.error() + " (curl " + std::to_string(code) + ": " +
                             (error_buffer_[0] != '\0' ? error_buffer_ : curl_easy_strerror(code)) +
                             ")";
+  } else if (code == CURLE_WRITE_ERROR && over_budget_) {
+    record_.outcome = Outcome::kMemoryLimit;
+    record_.error_message = "cut after " + std::to_string(stream_bytes_ + body_.size()) +
+                            " bytes: the responses in flight held the client's limit of " +
+                            FormatNumber(static_cast<double>(budget_->limit()) / (1 << 20)) +
+                            " MiB (--max-response-memory); the rest was not read";
   } else if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && body_truncated_)) {
     ClassifyTransportFailure(code);
   } else if (status_ < 200 || status_ >= 300) {
@@ -406,6 +434,7 @@ void Exchange::TakeStreamResults() {
   record_.first_token_ns = decoder_.first_token_ns();
   record_.first_answer_ns = decoder_.first_answer_ns();
   record_.chunk_times_ns = decoder_.content_times_ns();
+  record_.invalid_utf8 = record_.invalid_utf8 || decoder_.invalid_utf8();
   const http::StreamUsage& usage = decoder_.usage();
   if (usage.prompt_tokens) {
     record_.input_tokens = usage.prompt_tokens;
@@ -422,6 +451,9 @@ void Exchange::TakeStreamResults() {
 
 void Exchange::Finish(int64_t end_ns) {
   record_.end_ns = end_ns;
+  if (budget_ != nullptr) budget_->Give(granted_);
+  granted_ = 0;
+  KeepValidUtf8(record_);
   Redact(*spec_, record_);
   if (!record_.input_tokens && record_.requested_input_tokens) {
     record_.input_tokens = record_.requested_input_tokens;

@@ -14,6 +14,7 @@
 #include "http/transport.h"
 #include "load/receive_stats.h"
 #include "load/request_record.h"
+#include "load/response_budget.h"
 
 namespace stagegate::load {
 
@@ -56,9 +57,12 @@ class Exchange : public http::Transfer {
   /// `receive_stats`, its connections ask the kernel for receive stamps, every read is counted
   /// there, and `receive_times` says whose stamp a read's bytes get; without, the clock's. Stamps
   /// from the kernel are on CLOCK_MONOTONIC only through the steady clock: pass receive_stats
-  /// only with the steady clock.
+  /// only with the steady clock. With `budget` (shared with the phase's other exchanges, and
+  /// outliving this one), what the response keeps is taken from it, given back when the request
+  /// ends; a response the budget cannot hold is cut and ends in kMemoryLimit.
   explicit Exchange(std::vector<Exchange*>* finished, ReceiveStats* receive_stats = nullptr,
-                    ReceiveTimes receive_times = ReceiveTimes::kKernel);
+                    ReceiveTimes receive_times = ReceiveTimes::kKernel,
+                    ResponseBudget* budget = nullptr);
 
   /// Sets up the request. `record` arrives with the schedule's fields (sequence, intended time,
   /// warmup, ...); sent_ns is taken here, so call this right before MultiTransport::Add.
@@ -96,10 +100,14 @@ class Exchange : public http::Transfer {
   void ClassifyHttpStatus();
   void DecodeWholeBody();
   void TakeStreamResults();
+  /// Makes the bytes taken from the budget cover `bytes` kept; false when the budget is spent.
+  bool Cover(size_t bytes);
 
   std::vector<Exchange*>* finished_;
   ReceiveStats* receive_stats_;
   ReceiveTimes receive_times_;
+  ResponseBudget* budget_;
+  int64_t granted_ = 0;  // taken from budget_ by this request
   // The connection's socket, as the transport last named it. Kept from one request to the next:
   // curl names a socket again only when it is new to this easy handle, so a request that reuses
   // its predecessor's connection is not told.
@@ -123,6 +131,7 @@ class Exchange : public http::Transfer {
   bool status_read_ = false;
   bool streaming_body_ = false;  // 2xx and asked for a stream: bytes go to the SSE parser
   bool body_truncated_ = false;
+  bool over_budget_ = false;  // cut because budget_ could not cover what the response kept
 };
 
 }  // namespace stagegate::load

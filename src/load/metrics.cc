@@ -15,7 +15,7 @@ constexpr std::string_view kSloMetrics[] = {"ttft_ms", "ttst_ms", "tpot_ms",
 constexpr Outcome kAllOutcomes[] = {
     Outcome::kOk,        Outcome::kHttpError,      Outcome::kShed,
     Outcome::kTimeout,   Outcome::kTransportError, Outcome::kMalformedStream,
-    Outcome::kCancelled, Outcome::kDenied};
+    Outcome::kCancelled, Outcome::kDenied,         Outcome::kMemoryLimit};
 
 double Ms(int64_t ns) {
   return static_cast<double>(ns) / 1e6;
@@ -187,6 +187,10 @@ PhaseMetrics ComputeMetrics(std::span<const RequestRecord> records, const std::v
         " answers did not have the requested output length (" + std::to_string(short_answers) +
         " shorter): max_tokens is only an upper bound; add ignore_eos:true or min_tokens to "
         "--extra-inputs when the length matters");
+  if (const int64_t cut = m.outcomes["memory_limit"]; cut > 0)
+    m.warnings.push_back(std::to_string(cut) +
+                         " requests were cut by the client's memory limit for responses in "
+                         "flight, not by the server: raise --max-response-memory to measure them");
   if (m.counted_tokens > 0)
     m.warnings.push_back(std::to_string(m.counted_tokens) +
                          " answers carried no usage: their output tokens are counted content "

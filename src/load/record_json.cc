@@ -136,6 +136,8 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   AppendJsonNumber(out, r.curl_code);
   Key(out, "error");
   AppendJsonString(out, r.error_message);
+  Key(out, "invalid_utf8");
+  out += r.invalid_utf8 ? "true" : "false";
   Key(out, "retry_after_s");
   AppendJsonNumber(out, r.retry_after_s);
 

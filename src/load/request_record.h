@@ -18,6 +18,9 @@ enum class Outcome {
   kMalformedStream,
   kCancelled,
   kDenied,  // 401 or 403
+  /// Cut by the client: the responses in flight held the phase's response-memory limit
+  /// (ResponseBudget). Says nothing of the server; the text received so far is kept.
+  kMemoryLimit,
 };
 
 std::string_view OutcomeName(Outcome outcome);
@@ -62,6 +65,17 @@ struct RequestRecord {
   std::string tool_calls_json = "[]";   // [{"index","id","type","name","arguments"}]
   std::string server_timing;            // the Server-Timing header as received
   std::vector<int64_t> chunk_times_ns;  // each token event (content, reasoning, tool arguments)
+
+  // Added with schema 8.
+  /// The server sent bytes that are not UTF-8: in text kept here (answer, reasoning, error,
+  /// finish reason, Server-Timing), which holds them replaced by U+FFFD (KeepValidUtf8), or in a
+  /// stream chunk that was refused for it.
+  bool invalid_utf8 = false;
 };
+
+/// Replaces every ill-formed UTF-8 part of the record's text from the server by U+FFFD, and sets
+/// invalid_utf8 when there was one, so that everything written from the record (requests.jsonl,
+/// the store, reports) is valid UTF-8 and still says that the server's was not.
+void KeepValidUtf8(RequestRecord& record);
 
 }  // namespace stagegate::load

@@ -9,8 +9,9 @@
 namespace stagegate::load {
 
 struct Worker::Slot {
-  Slot(std::vector<Exchange*>* finished, ReceiveStats* receive_stats, ReceiveTimes receive_times)
-      : exchange(finished, receive_stats, receive_times) {}
+  Slot(std::vector<Exchange*>* finished, ReceiveStats* receive_stats, ReceiveTimes receive_times,
+       ResponseBudget* budget)
+      : exchange(finished, receive_stats, receive_times, budget) {}
   RequestSpec spec;
   Exchange exchange;
 };
@@ -183,7 +184,7 @@ void Worker::Send(const Arrival& arrival, std::optional<int64_t> queue_ns) {
     // Kernel receive stamps convert to the run's time only through the steady clock.
     const bool steady = control_.clock == &SteadyClock::Get();
     slots_.push_back(std::make_unique<Slot>(&finished_, steady ? &receive_stats_ : nullptr,
-                                            options_.receive_times));
+                                            options_.receive_times, plan_.response_budget));
     slot = slots_.back().get();
   } else {
     slot = pool_.back();

@@ -22,8 +22,9 @@ struct WorkerPlan {
   /// Closed loop: requests kept in flight. Open loop: the cap (0 = none).
   int64_t slots = 0;
   bool closed_loop = false;
-  int64_t phase_start_ns = 0;  // run time
-  int64_t end_ns = INT64_MAX;  // closed loop: no send at or after this
+  int64_t phase_start_ns = 0;                 // run time
+  int64_t end_ns = INT64_MAX;                 // closed loop: no send at or after this
+  ResponseBudget* response_budget = nullptr;  // shared by the phase's workers; outlives them
 };
 
 /// Sends one worker's share of a phase on the calling thread, with its own transport, exchanges

@@ -126,7 +126,9 @@ std::string DenialExpectation(const load::RequestRecord& r, const RequestFacts& 
 }
 
 std::string ErrorSignal(const load::RequestRecord& r) {
-  const std::string message = r.error_message.empty() ? "no detail recorded" : r.error_message;
+  std::string message = r.error_message.empty() ? "no detail recorded" : r.error_message;
+  if (r.invalid_utf8)
+    message += " (the server sent bytes that are not UTF-8: each shows as U+FFFD)";
   const std::string outcome(load::OutcomeName(r.outcome));
   // The engine's own words often name the outcome already ("HTTP 500: ...", "cancelled: ...").
   if (message.starts_with(outcome) ||

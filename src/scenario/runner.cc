@@ -269,6 +269,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
     // Cut short by the interruption, or needed again: measured anew, the old phase kept.
     SG_RETURN_IF_ERROR(store_.SetPhaseStatus(stored->id, store::PhaseStatus::kSuperseded));
   }
+  step.options.response_memory_bytes = settings_.response_memory_bytes;
   const json config = {
       {"closed_loop", step.closed_loop},
       {"offered_rate", step.offered_rate ? json(*step.offered_rate) : json(nullptr)},

@@ -17,6 +17,7 @@
 #include "faults/access_denial.h"
 #include "faults/tool_outage.h"
 #include "load/metrics.h"
+#include "load/response_budget.h"
 #include "manifest/bundle.h"
 #include "scenario/findings.h"
 #include "scenario/level_judge.h"
@@ -38,6 +39,9 @@ struct RunSettings {
   std::string only_stage;
   std::optional<uint64_t> seed;
   int workers = 0;
+  /// The client's own resource, not part of what is measured: not stored with the run, and a
+  /// resumed run takes it from its command line. 0: no limit.
+  int64_t response_memory_bytes = load::ResponseBudget::kDefaultLimitBytes;
 };
 
 /// What an interrupted run left in the store, for `run --resume`: its phases and records. A

@@ -1,5 +1,6 @@
 #include "scenario/step_runner.h"
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
 
@@ -9,14 +10,15 @@ namespace stagegate::scenario {
 
 Result<StepRunner::Ran> StepRunner::Run(const Step& step) {
   Ran ran;
-  Result<int64_t> phase_id = context_.store.AddPhase({.run_id = context_.run_id,
-                                                      .ordinal = context_.next_ordinal++,
-                                                      .stage = step.stage,
-                                                      .phase = step.phase,
-                                                      .at_rest = step.at_rest,
-                                                      .level = step.level,
-                                                      .config_json = step.config.dump(),
-                                                      .status = store::PhaseStatus::kRunning});
+  Result<int64_t> phase_id = context_.store.AddPhase(
+      {.run_id = context_.run_id,
+       .ordinal = context_.next_ordinal++,
+       .stage = step.stage,
+       .phase = step.phase,
+       .at_rest = step.at_rest,
+       .level = step.level,
+       .config_json = step.config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+       .status = store::PhaseStatus::kRunning});
   if (!phase_id.ok()) return phase_id.status();
   ran.phase_id = *phase_id;
 

@@ -166,6 +166,11 @@ const std::vector<std::string>& Migrations() {
       UPDATE phases SET at_rest = 1, stage = substr(stage, 1, length(stage) - 8)
         WHERE stage LIKE '% at rest';
       )sql",
+      // 8: whether a request's text from the server held bytes that are not UTF-8 (the text is
+      // kept with U+FFFD in their place).
+      R"sql(
+      ALTER TABLE requests ADD COLUMN invalid_utf8 INTEGER NOT NULL DEFAULT 0;
+      )sql",
   };
   return kMigrations;
 }
@@ -198,18 +203,26 @@ Status Migrate(Database& db, int target) {
   if (target > CurrentSchemaVersion())
     return Status::Internal("no migration to schema " + std::to_string(target));
   SG_RETURN_IF_ERROR(CheckSupported(db));
-  Result<int> version = SchemaVersion(db);
-  if (!version.ok()) return version.status();
-  for (int next = *version; next < target; ++next) {
+  // A store already at the target takes no write lock (so a read-only store still opens).
+  Result<int> current = SchemaVersion(db);
+  if (!current.ok()) return current.status();
+  if (*current >= target) return Status::Ok();
+  // Each step reads the version again inside its write transaction (BEGIN IMMEDIATE): another
+  // process opening the same new store waits for the lock (the busy timeout), then finds the
+  // step done, instead of applying it a second time ("table runs already exists").
+  while (true) {
     Transaction transaction(db);
     SG_RETURN_IF_ERROR(transaction.begin_status());
-    Status applied = db.Exec(Migrations()[next]);
+    SG_RETURN_IF_ERROR(CheckSupported(db));
+    Result<int> version = SchemaVersion(db);
+    if (!version.ok()) return version.status();
+    if (*version >= target) return transaction.Commit();
+    Status applied = db.Exec(Migrations()[*version]);
     if (!applied.ok())
-      return applied.WithContext("migration to schema " + std::to_string(next + 1));
-    SG_RETURN_IF_ERROR(db.Exec("PRAGMA user_version = " + std::to_string(next + 1)));
+      return applied.WithContext("migration to schema " + std::to_string(*version + 1));
+    SG_RETURN_IF_ERROR(db.Exec("PRAGMA user_version = " + std::to_string(*version + 1)));
     SG_RETURN_IF_ERROR(transaction.Commit());
   }
-  return Status::Ok();
 }
 
 }  // namespace stagegate::store

@@ -10,7 +10,9 @@ namespace stagegate::store {
 int CurrentSchemaVersion();
 
 /// Applies, each in its own transaction, every migration above the store's `PRAGMA user_version`
-/// up to `target` (default: the current version).
+/// up to `target` (default: the current version). The version is read inside each transaction
+/// (BEGIN IMMEDIATE), so processes opening one new store at once migrate it once: the others
+/// wait for the write lock (the connection's busy timeout) and find the work done.
 Status Migrate(Database& db, int target = -1);
 
 /// Refuses a store written by a newer build (its schema version above CurrentSchemaVersion()).

@@ -3,9 +3,11 @@
 #include <sqlite3.h>
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -66,7 +68,8 @@ constexpr const char* kRequestColumns =
     "first_token_ns, first_answer_ns, end_ns, outcome, http_status, curl_code, error_message, "
     "retry_after_s, input_tokens, output_tokens, token_source, finish_reason, answer_text, "
     "trace_id, worker, warmup, streamed, queue_ns, requested_input_tokens, "
-    "requested_output_tokens, input_token_source, reasoning_text, tool_calls_json, server_timing";
+    "requested_output_tokens, input_token_source, reasoning_text, tool_calls_json, server_timing, "
+    "invalid_utf8";
 
 // Chunk times are kept as gaps from the request's send (or intended) time, space-separated: about
 // a third of the bytes of absolute times.
@@ -147,13 +150,25 @@ Result<std::unique_ptr<Store>> Store::Prepare(std::unique_ptr<Database> db,
   if (!supported.ok()) return supported.WithContext(name);
   // WAL lets report commands read while a run writes; foreign keys keep requests tied to runs.
   // (A store in memory keeps its journal in memory: SQLite ignores WAL there.)
-  Status setup = db->Exec(
-      "PRAGMA page_size = 65536; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
-      "PRAGMA synchronous = NORMAL;");
+  // Switching a new store to WAL needs an exclusive lock, for which SQLite does not always wait
+  // (busy handler): another process opening the same new store at that moment makes it fail
+  // with SQLITE_BUSY at once. Tried again, for as long as the busy timeout.
+  Status setup;
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    setup = db->Exec(
+        "PRAGMA page_size = 65536; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; "
+        "PRAGMA synchronous = NORMAL;");
+    if (setup.ok() || (sqlite3_errcode(db->handle()) & 0xff) != SQLITE_BUSY) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   if (!setup.ok()) return setup.WithContext(name);
   Status migrated = Migrate(*db);
   if (!migrated.ok()) return migrated.WithContext(name);
   return std::unique_ptr<Store>(new Store(std::move(db)));
+}
+
+bool Store::read_only() {
+  return sqlite3_db_readonly(db_->handle(), "main") == 1;
 }
 
 Result<int> Store::SchemaVersionOf(Database& db) {
@@ -296,7 +311,7 @@ Status Store::AddRequests(std::span<const load::RequestRecord> records) {
   SG_RETURN_IF_ERROR(transaction.begin_status());
   Result<Statement> insert = Statement::Prepare(
       *db_, std::string("INSERT INTO requests (") + kRequestColumns +
-                ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
   Result<Statement> insert_chunks =
       Statement::Prepare(*db_, "INSERT INTO chunks (request_id, times_ns) VALUES (?, ?)");
@@ -314,7 +329,7 @@ Status Store::AddRequests(std::span<const load::RequestRecord> records) {
     s.Bind(24, int64_t{r.warmup}).Bind(25, int64_t{r.streamed}).Bind(26, r.queue_ns);
     s.Bind(27, r.requested_input_tokens).Bind(28, r.requested_output_tokens);
     s.Bind(29, r.input_token_source).Bind(30, r.reasoning_text).Bind(31, r.tool_calls_json);
-    s.Bind(32, r.server_timing);
+    s.Bind(32, r.server_timing).Bind(33, int64_t{r.invalid_utf8});
     Status inserted = s.Run();
     if (!inserted.ok()) return inserted.WithContext("request " + std::to_string(r.sequence));
     if (!r.chunk_times_ns.empty()) {
@@ -517,8 +532,9 @@ Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& 
     r.reasoning_text = q.Text(30);
     r.tool_calls_json = q.Text(31);
     r.server_timing = q.Text(32);
-    if (!q.IsNull(33))
-      r.chunk_times_ns = DecodeChunkTimes(q.Text(33), r.sent_ns.value_or(r.intended_ns));
+    r.invalid_utf8 = q.Int(33) != 0;
+    if (!q.IsNull(34))
+      r.chunk_times_ns = DecodeChunkTimes(q.Text(34), r.sent_ns.value_or(r.intended_ns));
     records.push_back(std::move(r));
   }
   if (!query->status().ok()) return query->status();

@@ -78,6 +78,9 @@ class Store {
   static Result<std::unique_ptr<Store>> OpenInMemory();
 
   Result<int> schema_version() { return SchemaVersionOf(*db_); }
+  /// SQLite opens a file it may not write read-only, and says so only at the first write. A
+  /// command that will write (after a run's load) asks first.
+  bool read_only();
   /// For tests alone (LevelDB's TEST_ convention): the connection, to check with SQL what the
   /// store wrote. Nothing in src/ may call it: outside store/ the schema is not known.
   Database& TEST_database() { return *db_; }

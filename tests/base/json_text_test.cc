@@ -65,6 +65,31 @@ TEST_CASE("AppendJsonString output reads back as the input for random text", "[b
   }
 }
 
+TEST_CASE("AppendJsonString replaces bytes that are not UTF-8 as dump() with replace does",
+          "[base]") {
+  const auto dumped = [](const std::string& text) {
+    return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  CHECK(Quoted("a\xFF\xFE"
+               "b") ==
+        "\"a\xEF\xBF\xBD\xEF\xBF\xBD"
+        "b\"");
+  // Random bytes, mostly high ones, in runs long enough for the 8-byte fast path.
+  std::mt19937 random(5);
+  const std::string alphabet = std::string("ab\"\x01", 4) + "\x80\xBF\xC3\xE2\xED\xF0\xF4\xFF";
+  std::uniform_int_distribution<size_t> length(0, 30);
+  std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1);
+  for (int i = 0; i < 5000; ++i) {
+    std::string text;
+    for (size_t n = length(random); n > 0; --n)
+      text += alphabet[pick(random)];
+    INFO(dumped(text));
+    const std::string quoted = Quoted(text);
+    REQUIRE(quoted == dumped(text));
+    REQUIRE_NOTHROW(json::parse(quoted));
+  }
+}
+
 TEST_CASE("AppendJsonNumber writes integers, shortest doubles and null", "[base]") {
   std::string out;
   AppendJsonNumber(out, std::optional<int64_t>(-9007199254740993));

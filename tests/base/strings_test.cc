@@ -111,6 +111,25 @@ TEST_CASE("Utf8Prefix never ends inside a UTF-8 sequence", "[strings]") {
   CHECK(Utf8Prefix("\xF0\x9F\x98\x80x", 4) == "\xF0\x9F\x98\x80");
 }
 
+TEST_CASE("ValidUtf8 replaces each maximal ill-formed part by one U+FFFD", "[strings]") {
+  const std::string r = "\xEF\xBF\xBD";
+  CHECK(ValidUtf8("caf\xC3\xA9 \xF0\x9F\x98\x80") == "caf\xC3\xA9 \xF0\x9F\x98\x80");
+  CHECK(ValidUtf8("a\xFF\xFE"
+                  "b") == "a" + r + r + "b");  // invalid lead bytes, one each
+  CHECK(ValidUtf8("\xE2\x82"
+                  "x") == r + "x");                       // a sequence cut short is one part
+  CHECK(ValidUtf8("\xF0\x9F\x98") == r);                  // ... also at the end
+  CHECK(ValidUtf8("\xC0\xAF") == r + r);                  // an overlong form: two bytes
+  CHECK(ValidUtf8("\xED\xA0\x80") == r + r + r);          // a surrogate: no lead allows A0
+  CHECK(ValidUtf8("\xF4\x90\x80\x80") == r + r + r + r);  // above U+10FFFF
+  CHECK(ValidUtf8("\x80"
+                  "a") == r + "a");  // a lone continuation byte
+  CHECK(IsValidUtf8("caf\xC3\xA9"));
+  CHECK_FALSE(IsValidUtf8("caf\xC3"));
+  CHECK_FALSE(IsValidUtf8("\xFF"));
+  CHECK(IsValidUtf8(""));
+}
+
 TEST_CASE("CSV records keep quoted commas, quotes and line breaks, with their lines", "[base]") {
   int unclosed = -1;
   const std::vector<CsvRecord> records =

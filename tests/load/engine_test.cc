@@ -482,6 +482,9 @@ TEST_CASE("each misbehaviour of the server ends in its own outcome, keeping what
     CHECK(StartsWith(r.error_message, "malformed JSON in chunk 4: {\"id\":"));
     CHECK(r.chunk_times_ns.size() == 2);
     CHECK(StartsWith(normal.answer_text, r.answer_text));
+    // The error quotes the chunk's start only, but the record says why it was refused.
+    CHECK(r.invalid_utf8);
+    CHECK_FALSE(normal.invalid_utf8);
   }
 }
 

@@ -71,6 +71,7 @@ TEST_CASE("A record line is one JSON object with every field, hostile text kept 
   CHECK(j["http_status"] == 200);
   CHECK(j["curl_code"].is_null());
   CHECK(j["error"] == r.error_message);
+  CHECK(j["invalid_utf8"] == false);
   CHECK(j["retry_after_s"] == 2.5);
   CHECK(j["tokens"] ==
         json::parse(R"({"input":12,"input_source":"usage","output":3,"output_source":"counted"})"));
@@ -106,6 +107,45 @@ TEST_CASE("A record that never got an answer writes nulls, and broken tool-call 
   CHECK(j["chunk_times_ns"] == json::array());
   CHECK(j["input"] ==
         json::parse(R"({"synthetic_input_tokens":550,"requested_output_tokens":null})"));
+}
+
+TEST_CASE("A record with bytes that are not UTF-8 is kept as U+FFFD and says so", "[load]") {
+  RequestRecord r;
+  r.outcome = Outcome::kMalformedStream;
+  r.error_message = "malformed JSON in chunk 4: {\"content\":\"a\xFF\xFE\"}";
+  r.answer_text = "caf\xC3\xA9 \xC3";  // a character cut short at the end
+  r.server_timing = "db;desc=\"\xE9t\xE9\"";
+  r.reasoning_text = "fine \xE2\x82\xAC";
+
+  SECTION("KeepValidUtf8 replaces every ill-formed part and sets the flag") {
+    KeepValidUtf8(r);
+    CHECK(r.invalid_utf8);
+    CHECK(r.error_message ==
+          "malformed JSON in chunk 4: {\"content\":\"a\xEF\xBF\xBD\xEF\xBF\xBD\"}");
+    CHECK(r.answer_text == "caf\xC3\xA9 \xEF\xBF\xBD");
+    CHECK(r.server_timing == "db;desc=\"\xEF\xBF\xBDt\xEF\xBF\xBD\"");
+    CHECK(r.reasoning_text == "fine \xE2\x82\xAC");
+    std::string line;
+    AppendRecordLine(r, line);
+    const json j = json::parse(line);  // nlohmann's parser is strict about UTF-8
+    CHECK(j["invalid_utf8"] == true);
+    CHECK(j["error"] == r.error_message);
+  }
+  SECTION("a record that was never cleaned still writes a line a strict parser reads") {
+    std::string line;
+    AppendRecordLine(r, line);
+    json j;
+    REQUIRE_NOTHROW(j = json::parse(line));
+    CHECK(j["answer"] == "caf\xC3\xA9 \xEF\xBF\xBD");
+    CHECK(j["invalid_utf8"] == false);
+  }
+  SECTION("valid text is left alone and the flag stays unset") {
+    RequestRecord valid;
+    valid.answer_text = "caf\xC3\xA9";
+    KeepValidUtf8(valid);
+    CHECK_FALSE(valid.invalid_utf8);
+    CHECK(valid.answer_text == "caf\xC3\xA9");
+  }
 }
 
 }  // namespace

@@ -153,6 +153,11 @@ TEST_CASE("shed, error and ok requests", "[triage]") {
   CHECK(t.evidence == Evidence{"transport_error: curl 56: Connection reset by peer"});
   t = triager.Classify(Failed(Outcome::kMalformedStream, 200, "line 3:\nbad JSON"), Steady());
   CHECK(t.evidence == Evidence{"malformed_stream: line 3: bad JSON"});  // one line
+  RequestRecord not_utf8 = Failed(Outcome::kMalformedStream, 200, "chunk 4: \xEF\xBF\xBD");
+  not_utf8.invalid_utf8 = true;
+  CHECK(triager.Classify(not_utf8, Steady()).evidence ==
+        Evidence{"malformed_stream: chunk 4: \xEF\xBF\xBD (the server sent bytes that are not "
+                 "UTF-8: each shows as U+FFFD)"});
   t = triager.Classify(
       Failed(Outcome::kCancelled, std::nullopt, "cancelled: still in flight 5 s after the end"),
       Steady());

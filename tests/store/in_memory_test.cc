@@ -55,8 +55,10 @@ TEST_CASE("Store::OpenInMemory keeps runs, phases and requests with the current 
   Result<int64_t> phase_id = store->AddPhase(
       {.run_id = "run-1", .ordinal = 1, .stage = "steady", .phase = "rate-2", .level = 2.0});
   REQUIRE(phase_id.ok());
-  const std::vector<load::RequestRecord> requests = {Request("run-1", *phase_id, 1),
-                                                     Request("run-1", *phase_id, 0)};
+  std::vector<load::RequestRecord> requests = {Request("run-1", *phase_id, 1),
+                                               Request("run-1", *phase_id, 0)};
+  requests[0].invalid_utf8 = true;
+  requests[0].outcome = load::Outcome::kMemoryLimit;
   RequireOk(store->AddRequests(requests));
 
   Result<std::vector<RunInfo>> runs = store->ListRuns();
@@ -79,6 +81,9 @@ TEST_CASE("Store::OpenInMemory keeps runs, phases and requests with the current 
   CHECK((*listed)[0].chunk_times_ns == requests[1].chunk_times_ns);
   CHECK((*listed)[1].sequence == 1);
   CHECK((*listed)[1].task_id == "task-1");
+  CHECK((*listed)[1].invalid_utf8);
+  CHECK((*listed)[1].outcome == load::Outcome::kMemoryLimit);
+  CHECK_FALSE((*listed)[0].invalid_utf8);
 }
 
 TEST_CASE("Store::OpenInMemory checks foreign keys like a store on disk", "[store]") {
