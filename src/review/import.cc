@@ -120,10 +120,11 @@ class Reader {
       std::vector<std::string> allowed;
       for (int64_t level : scale)
         allowed.push_back(std::to_string(level));
-      const bool integral =
-          value.is_number_integer() ||
-          (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>());
-      const int64_t level = integral ? static_cast<int64_t>(value.get<double>()) : 0;
+      // A whole number within int64's range (converting one beyond it would be undefined); any
+      // other is no level of a scale.
+      const double number = value.is_number() ? value.get<double>() : 0.5;
+      const bool integral = std::floor(number) == number && std::fabs(number) < 9.2e18;
+      const int64_t level = integral ? static_cast<int64_t>(number) : 0;
       if (!integral || std::find(scale.begin(), scale.end(), level) == scale.end()) {
         Error(where, "item '" + item + "': '" + criterion + "' must be one of " +
                          Join(allowed, ", ") + ", got " + value.dump());
@@ -174,6 +175,13 @@ class Reader {
         const size_t colon = what.find("]: ");  // "[json.exception.parse_error.101] parse error..."
         Error(where,
               "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 3)));
+        if (!header) return;
+        continue;
+      } catch (const json::out_of_range& e) {
+        // A number beyond a double's range (1e400) is JSON that nlohmann will not read.
+        std::string what = e.what();
+        const size_t bracket = what.find("] ");  // "[json.exception.out_of_range.406] number..."
+        Error(where, bracket == std::string::npos ? what : what.substr(bracket + 2));
         if (!header) return;
         continue;
       }
