@@ -126,8 +126,10 @@ class Reader {
       const bool integral = std::floor(number) == number && std::fabs(number) < 9.2e18;
       const int64_t level = integral ? static_cast<int64_t>(number) : 0;
       if (!integral || std::find(scale.begin(), scale.end(), level) == scale.end()) {
+        // A CSV cell is any bytes: invalid UTF-8 is shown as U+FFFD rather than thrown.
         Error(where, "item '" + item + "': '" + criterion + "' must be one of " +
-                         Join(allowed, ", ") + ", got " + value.dump());
+                         Join(allowed, ", ") + ", got " +
+                         value.dump(-1, ' ', false, json::error_handler_t::replace));
         ok = false;
         continue;
       }
