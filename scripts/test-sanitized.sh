@@ -6,9 +6,13 @@
 #
 #   scripts/test-sanitized.sh [CTEST_ARGS...]   e.g. -R trace to run some tests alone
 #
-# Left out: demo_report, the whole demo run end to end (about 4 minutes on 2 cores without
-# sanitizers, several times that with them). The code it runs is covered piece by piece by the
-# other tests, the sim and load engine ones included.
+# Left out:
+# - demo_report, the whole demo run end to end (about 4 minutes on 2 cores without sanitizers,
+#   several times that with them). The code it runs is covered piece by piece by the other
+#   tests, the sim and load engine ones included.
+# - "profile --search finds the sustained capacity ...": it checks that the capacity measured is
+#   within 15% of the sim's ceiling, which the sanitizers' slowdown of the sim and client moves
+#   (41.7 req/s measured against 42.5 needed). What it measures is speed, not memory or UB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,4 +26,5 @@ fi
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTAGEGATE_SANITIZE=ON \
   "${launcher[@]}" > /dev/null
 cmake --build build-asan
-ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E '^demo_report$' "$@"
+ctest --test-dir build-asan --output-on-failure -j "$(nproc)" \
+  -E '^(demo_report|profile --search finds the sustained capacity of two applications.*)$' "$@"
