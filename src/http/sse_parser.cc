@@ -12,6 +12,8 @@ constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
 // The position of the first `byte` in `bytes` at or after `from`; bytes.size() when there is none.
 size_t FindByte(std::string_view bytes, size_t from, char byte) {
+  // An empty view may have no data pointer, and memchr must not be given a null one.
+  if (from >= bytes.size()) return bytes.size();
   const void* hit = std::memchr(bytes.data() + from, byte, bytes.size() - from);
   return hit == nullptr ? bytes.size() : static_cast<const char*>(hit) - bytes.data();
 }

@@ -23,7 +23,7 @@ std::string Shown(const json& value) {
 
 // nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,
 // column 5: " preamble: the caller puts the line and column in front in our own form.
-std::string ParserDetail(const json::parse_error& error) {
+std::string ParserDetail(const json::exception& error) {
   const std::string text = error.what();
   const size_t column = text.find("column ");
   const size_t detail = column == std::string::npos ? column : text.find(": ", column);
@@ -126,6 +126,10 @@ Result<std::vector<TraceEntry>> LoadTrace(const std::string& path) {
       object = json::parse(line);
     } catch (const json::parse_error& error) {
       report(where + ":" + std::to_string(error.byte), "not JSON: " + ParserDetail(error));
+      continue;
+    } catch (const json::out_of_range& error) {
+      // A number beyond a double's range (1e400) is JSON that nlohmann will not read.
+      report(where, ParserDetail(error));
       continue;
     }
     if (!object.is_object()) {

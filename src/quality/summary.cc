@@ -172,7 +172,7 @@ Result<Scores> ReadScores(store::Store& store, const std::string& run_id,
   for (auto& [scorer, of_scorer] : out.by_scorer)
     for (auto& [request, a] : of_scorer)
       for (const std::string& reviewer : a.assigned)
-        if (std::all_of(criteria.begin(), criteria.end(), [&](const Criterion& c) {
+        if (std::all_of(criteria.begin(), criteria.end(), [&a = a, &reviewer](const Criterion& c) {
               return a.by_criterion[c.id].contains(reviewer);
             }))
           a.complete.insert(reviewer);

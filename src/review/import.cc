@@ -135,8 +135,10 @@ class Reader {
                             std::floor(value.get<double>()) == value.get<double>();
       const int64_t level = integral ? static_cast<int64_t>(value.get<double>()) : 0;
       if (!integral || std::find(scale.begin(), scale.end(), level) == scale.end()) {
+        // A CSV cell is any bytes: invalid UTF-8 is shown as U+FFFD rather than thrown.
         Error(where, "item '" + item + "': '" + criterion + "' must be one of " +
-                         Join(allowed, ", ") + ", got " + value.dump());
+                         Join(allowed, ", ") + ", got " +
+                         value.dump(-1, ' ', false, json::error_handler_t::replace));
         ok = false;
         continue;
       }
@@ -187,6 +189,13 @@ class Reader {
         const size_t colon = what.find("]: ");  // "[json.exception.parse_error.101] parse error..."
         Error(where,
               "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 3)));
+        if (!header) return;
+        continue;
+      } catch (const json::out_of_range& e) {
+        // A number beyond a double's range (1e400) is JSON that nlohmann will not read.
+        std::string what = e.what();
+        const size_t bracket = what.find("] ");  // "[json.exception.out_of_range.406] number..."
+        Error(where, bracket == std::string::npos ? what : what.substr(bracket + 2));
         if (!header) return;
         continue;
       }

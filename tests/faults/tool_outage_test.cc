@@ -154,7 +154,9 @@ TEST_CASE("a probe that could not show anything is inconclusive, never a pass", 
     CHECK(f.verdict == "inconclusive");
   }
   SECTION("no tool call went through the proxy") {
-    OutageObservation seen = Seen({Answer(kWorked)}, during, after);
+    // The observation holds spans: the records it reads must outlive it.
+    const Records worked = {Answer(kWorked)};
+    OutageObservation seen = Seen(worked, during, after);
     seen.proxy_connections_before = 0;
     const ToolOutageFinding f = JudgeToolOutage(Probe(), seen);
     CHECK(f.verdict == "inconclusive");
@@ -162,7 +164,8 @@ TEST_CASE("a probe that could not show anything is inconclusive, never a pass", 
     CHECK(f.reasons[0].find("does not point through it") != std::string::npos);
   }
   SECTION("the actuator could not inject") {
-    OutageObservation seen = Seen({Answer(kWorked)}, {}, {});
+    const Records worked = {Answer(kWorked)}, none;
+    OutageObservation seen = Seen(worked, none, none);
     seen.injected = Status::IoError("the inject command exited with status 3");
     const ToolOutageFinding f = JudgeToolOutage(Probe(), seen);
     CHECK(f.verdict == "inconclusive");
@@ -170,7 +173,8 @@ TEST_CASE("a probe that could not show anything is inconclusive, never a pass", 
     CHECK(f.reasons[0] == "the actuator could not inject: the inject command exited with status 3");
   }
   SECTION("the actuator could not restore") {
-    OutageObservation seen = Seen({Answer(kWorked)}, during, {});
+    const Records worked = {Answer(kWorked)}, none;
+    OutageObservation seen = Seen(worked, during, none);
     seen.restored = Status::IoError("the restore command exited with status 1");
     const ToolOutageFinding f = JudgeToolOutage(Probe(), seen);
     CHECK(f.verdict == "inconclusive");
@@ -187,7 +191,8 @@ TEST_CASE("a probe that could not show anything is inconclusive, never a pass", 
 }
 
 TEST_CASE("a probe stopped by the user is interrupted", "[faults]") {
-  OutageObservation seen = Seen({Answer(kWorked)}, {Answer(kDown)}, {});
+  const Records worked = {Answer(kWorked)}, down = {Answer(kDown)}, none;
+  OutageObservation seen = Seen(worked, down, none);
   seen.interrupted = true;
   const ToolOutageFinding f = JudgeToolOutage(Probe(), seen);
   CHECK(f.verdict == "interrupted");

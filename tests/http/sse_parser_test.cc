@@ -121,6 +121,10 @@ TEST_CASE("a CR at the end of one Feed and an LF at the start of the next are on
   // An empty Feed in between does not forget the CR.
   CHECK(Show(ParsePieces({"data: a\r", "", "\ndata: b\r", "", "\n\r", "", "\n"}).events) ==
         Show({{.data = "a\nb"}}));
+  // Nor does an empty view without data (a null pointer), once the BOM check is past.
+  CHECK(Show(ParsePieces({"data: a\r", std::string_view(), "\ndata: b\r", std::string_view(),
+                          "\n\r", std::string_view(), "\n"})
+                 .events) == Show({{.data = "a\nb"}}));
   // A CR then anything but an LF: the next line starts with that byte.
   CHECK(Show(ParsePieces({"data: a\r", "data: b\r", "\r"}).events) == Show({{.data = "a\nb"}}));
 }

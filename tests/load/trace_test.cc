@@ -90,6 +90,20 @@ TEST_CASE("LoadTrace lists the first problems and counts the rest", "[load]") {
   CHECK(entries.status().message() == expected);
 }
 
+TEST_CASE("LoadTrace reports a number beyond a double's range on its line", "[load]") {
+  testing::TempDir dir;
+  const std::string path = dir / "huge.jsonl";
+  testing::WriteText(path,
+                     "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n"
+                     "{\"timestamp\": 1e400, \"input_length\": 1, \"output_length\": 1}\n"
+                     "{\"timestamp\": 5, \"input_length\": -1e999, \"output_length\": 1}\n");
+  Result<Entries> entries = LoadTrace(path);
+  REQUIRE_FALSE(entries.ok());
+  CHECK(entries.status().code() == Status::Code::kInvalidInput);
+  CHECK(entries.status().message() == path + ":2: number overflow parsing '1e400'\n" + path +
+                                          ":3: number overflow parsing '-1e999'");
+}
+
 TEST_CASE("A trace replays at its own pace, scaled by the speedup", "[load]") {
   const Entries trace = Load("good.jsonl");
   CHECK(
