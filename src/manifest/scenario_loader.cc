@@ -512,7 +512,9 @@ std::vector<EffectiveStage> EffectiveStages(const Scenario& scenario) {
     if (stage.path) current.path = *stage.path;
     for (const auto& [name, value] : stage.headers) {
       // A later stage's header replaces an earlier one of the same name in any spelling.
-      std::erase_if(current.headers, [&](const auto& h) { return SameHeaderName(h.first, name); });
+      // (An init-capture: clang 14 cannot capture a structured binding.)
+      std::erase_if(current.headers,
+                    [&, key = name](const auto& h) { return SameHeaderName(h.first, key); });
       current.headers[name] = value;
     }
     current.body.merge_patch(stage.body);
