@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "base/files.h"
 #include "base/strings.h"
@@ -96,6 +99,34 @@ void CheckTags(const YamlFile& file, const YAML::Node& node, size_t& budget) {
   }
 }
 
+// Where a second document of `text` starts, if it has one. The parser is asked for two documents
+// and no more: YAML::LoadAll asks until there are none, and on some malformed input yaml-cpp 0.7
+// yields empty documents forever.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+std::optional<YAML::Mark> SecondDocument(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts handler;
+  if (!parser.HandleNextDocument(handler) || !parser.HandleNextDocument(handler)) return {};
+  return handler.starts.size() >= 2 ? handler.starts[1] : YAML::Mark::null_mark();
+}
+
 }  // namespace
 
 bool CheckUtf8(Diagnostics& diagnostics, const std::string& path, std::string_view text,
@@ -125,27 +156,28 @@ std::optional<YAML::Node> YamlFile::Parse(const std::string& text) const {
     return std::nullopt;
   }
   if (!CheckUtf8(*diagnostics_, path_, text, first_line_)) return std::nullopt;
-  std::vector<YAML::Node> documents;
+  YAML::Node document;
+  std::optional<YAML::Mark> second;
   try {
-    documents = YAML::LoadAll(text);
+    document = YAML::Load(text);
+    second = SecondDocument(text);
   } catch (const YAML::Exception& error) {
     SourcePos pos{path_, 0, 0};
     if (!error.mark.is_null()) pos = {path_, error.mark.line + first_line_, error.mark.column + 1};
     diagnostics_->Error(pos, "YAML syntax error: " + error.msg);
     return std::nullopt;
   }
-  if (documents.empty()) return YAML::Node();
-  if (documents.size() > 1) {
-    SourcePos pos = Pos(documents[1]);
-    if (pos.line == 0) pos = {path_, 0, 0};
+  if (second) {
+    SourcePos pos{path_, 0, 0};
+    if (!second->is_null()) pos = {path_, second->line + first_line_, second->column + 1};
     diagnostics_->Error(pos, "a second YAML document (after '---'): a manifest file holds one");
     return std::nullopt;
   }
   const size_t before = diagnostics_->size();
   size_t budget = kMaxWalkNodes;
-  CheckTags(*this, documents[0], budget);
+  CheckTags(*this, document, budget);
   if (diagnostics_->size() != before) return std::nullopt;
-  return documents[0];
+  return document;
 }
 
 std::string Describe(const YAML::Node& node) {

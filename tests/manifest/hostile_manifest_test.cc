@@ -146,7 +146,7 @@ TEST_CASE("a phase whose schedule would be too large is refused", "[manifest][ho
 TEST_CASE("a second YAML document and custom tags are refused", "[manifest][hostile]") {
   TempDir dir;
   CHECK(Problems(dir, Scenario(Testdata("corpora/mini")) + "---\nname: other\n") ==
-        "scenario.yaml:12:1: a second YAML document (after '---'): a manifest file holds one\n");
+        "scenario.yaml:11:1: a second YAML document (after '---'): a manifest file holds one\n");
   std::string tagged =
       testing::ReplaceAll(Scenario(Testdata("corpora/mini")), "seed: 7", "seed: !python/object 1");
   CHECK(Problems(dir, tagged) ==
@@ -158,6 +158,16 @@ TEST_CASE("a second YAML document and custom tags are refused", "[manifest][host
   WriteText(dir / "standard.yaml", standard);
   Diagnostics diagnostics;
   CHECK(LoadBundle(dir / "standard.yaml", diagnostics).has_value());
+}
+
+TEST_CASE("input on which yaml-cpp yields documents forever ends in a problem",
+          "[manifest][hostile]") {
+  // Found by the rubric fuzz target: YAML::LoadAll never returned on these two bytes.
+  TempDir dir;
+  testing::WriteText(dir / "rubric.yaml", std::string("\0,", 2));
+  const std::string problems =
+      Problems(dir, Scenario(Testdata("corpora/mini"), "", dir / "rubric.yaml"));
+  CHECK(problems.find("rubric.yaml") != std::string::npos);
 }
 
 TEST_CASE("targets that are not http(s) URLs are refused", "[manifest][hostile]") {
