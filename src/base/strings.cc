@@ -204,7 +204,7 @@ size_t Utf8SequenceLength(std::string_view text) {
   return sequence.valid ? sequence.length : 0;
 }
 
-bool IsValidUtf8(std::string_view text) {
+std::optional<size_t> FirstInvalidUtf8(std::string_view text) {
   for (size_t at = 0; at < text.size();) {
     // Eight ASCII bytes at a time: most text is.
     if (at + 8 <= text.size()) {
@@ -220,10 +220,14 @@ bool IsValidUtf8(std::string_view text) {
       continue;
     }
     const Utf8Sequence sequence = NextUtf8Sequence(text.substr(at));
-    if (!sequence.valid) return false;
+    if (!sequence.valid) return at;
     at += sequence.length;
   }
-  return true;
+  return std::nullopt;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  return !FirstInvalidUtf8(text);
 }
 
 std::string ValidUtf8(std::string_view text) {
@@ -238,15 +242,6 @@ std::string ValidUtf8(std::string_view text) {
     at += sequence.length;
   }
   return out;
-}
-
-std::optional<size_t> FirstInvalidUtf8(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    const size_t length = Utf8SequenceLength(text.substr(i));
-    if (length == 0) return i;
-    i += length;
-  }
-  return std::nullopt;
 }
 
 std::string Utf8Prefix(std::string_view text, size_t max_bytes) {
