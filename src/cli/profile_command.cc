@@ -624,6 +624,8 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
   for (double busy : result.worker_busy)
     level.max_worker_busy = std::max(level.max_worker_busy, busy);
   CheckClient(level);
+  level.first_record = records_.size();
+  level.record_count = result.records.size();
   records_.reserve(records_.size() + result.records.size());
   for (load::RequestRecord& record : result.records)
     records_.push_back(std::move(record));
@@ -745,6 +747,11 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   profile["origin_steady_ns"] = steps.context().origin_ns;
   if (Status written = WriteOutputs(out_dir, profile, levels, records_); !written.ok())
     return fail(written, ExitCode::kRuntimeFailure);
+  Result<std::vector<std::string>> aiperf =
+      WriteProfileAiperf(out_dir, config, run_id, levels, records_, slos_,
+                         corpus_ || !trace_entries_.empty() ? nullptr : &synthetic_,
+                         WallNsAtSteady(steps.context().origin_ns));
+  if (!aiperf.ok()) return fail(aiperf.status(), ExitCode::kRuntimeFailure);
   if (Status marked = (*store)->SetRunStatus(
           run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
           WallUnixMs());
@@ -753,6 +760,10 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   console.Line("run " + run_id + (interrupted ? " (interrupted)" : ""));
   console.Line("wrote " + out_dir + "/profile.json, " + out_dir + "/profile.csv, " + out_dir +
                "/requests.jsonl; store " + db_path);
+  if (!aiperf->empty())
+    console.Line("AIPerf-compatible export: " +
+                 (aiperf->size() == 1 ? out_dir + "/profile_export_aiperf.json and .csv"
+                                      : out_dir + "/aiperf/*/profile_export_aiperf.json and .csv"));
   if (interrupted) return ExitCode::kInterrupted;
   if (!Gating()) return ExitCode::kOk;
   // The gate: a search must find a sustained rate; fixed levels must all hold their SLOs.

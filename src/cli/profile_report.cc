@@ -5,6 +5,7 @@
 
 #include "base/strings.h"
 #include "base/version.h"
+#include "cli/run_support.h"
 #include "console/console.h"
 
 namespace stagegate::cli {
@@ -251,6 +252,52 @@ std::string ProfileCsv(const std::vector<ProfileLevel>& levels) {
     csv += "\n";
   }
   return csv;
+}
+
+Result<std::vector<std::string>> WriteProfileAiperf(
+    const std::string& out_dir, const nlohmann::json& config, const std::string& run_id,
+    const std::vector<ProfileLevel>& levels, std::span<const load::RequestRecord> records,
+    const std::vector<load::Slo>& slos, const load::SyntheticOptions* synthetic,
+    int64_t wall_origin_ns) {
+  using json = nlohmann::json;
+  json input = {{"random_seed", config.value("seed", json())}};
+  if (synthetic)
+    input["prompt"] = {
+        {"input_tokens",
+         {{"mean", synthetic->input_tokens.mean}, {"stddev", synthetic->input_tokens.std}}},
+        {"output_tokens",
+         {{"mean", synthetic->output_tokens.mean}, {"stddev", synthetic->output_tokens.std}}}};
+  std::vector<std::string> written;
+  for (const ProfileLevel& level : levels) {
+    json loadgen = {{"request_count", level.metrics.offered}};
+    if (level.kind == "concurrency")
+      loadgen["concurrency"] = level.value;
+    else if (level.kind == "request_rate")
+      loadgen.update({{"request_rate", level.value}, {"arrival", config.value("arrival", "")}});
+    else
+      loadgen.update({{"trace", config.value("trace", "")}, {"speedup", level.value}});
+    const std::string dir = levels.size() == 1
+                                ? out_dir
+                                : out_dir + "/aiperf/" + level.kind + FormatNumber(level.value, 3);
+    SG_RETURN_IF_ERROR(WriteAiperfExport(
+        dir, {.records = records.subspan(level.first_record, level.record_count),
+              .slos = slos,
+              .wall_origin_ns = wall_origin_ns,
+              .interrupted = level.interrupted,
+              .input_config = {{"endpoint",
+                                {{"model_names", {config.value("model", "")}},
+                                 {"type", config.value("endpoint", "")},
+                                 {"streaming", config.value("stream", true)},
+                                 {"url", config.value("url", "")}}},
+                               {"input", input},
+                               {"loadgen", loadgen}},
+              .stagegate = {{"run_id", run_id},
+                            {"level", {{"kind", level.kind}, {"value", level.value}}},
+                            {"output_tokens_from_usage", level.metrics.usage_tokens},
+                            {"output_tokens_counted", level.metrics.counted_tokens}}}));
+    written.push_back(dir);
+  }
+  return written;
 }
 
 }  // namespace stagegate::cli

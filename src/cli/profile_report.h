@@ -2,12 +2,14 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "load/engine.h"
 #include "load/metrics.h"
+#include "load/synthetic.h"
 #include "scenario/capacity_search.h"
 #include "scenario/level_judge.h"
 
@@ -31,6 +33,7 @@ struct ProfileLevel {
   std::vector<std::string> self_check_warnings;
   /// The level judged: its SLOs as thresholds, whether it was sustained, whether it could tell.
   std::optional<scenario::LevelJudgement> judgement;
+  size_t first_record = 0, record_count = 0;  // where its records are among the profile's
 };
 
 /// Fills the level's self-check warnings: the client fell behind its schedule (lag p99 over
@@ -55,5 +58,16 @@ std::vector<std::string> CapacityLines(const std::vector<ProfileLevel>& levels,
                                        const std::string& unit, bool search);
 /// profile.csv: one row per level.
 std::string ProfileCsv(const std::vector<ProfileLevel>& levels);
+
+/// Writes each level's AIPerf-compatible export (profile_export_aiperf.json and .csv): into
+/// `out_dir` itself for a profile of one level, else into out_dir/aiperf/<kind><value> for each
+/// ("aiperf/concurrency8", "aiperf/request_rate12.5"), as AIPerf keeps a directory per level of
+/// a sweep. `config` is profile.json's; `synthetic` the synthetic prompts' lengths, if they were
+/// synthetic. Returns the directories written.
+Result<std::vector<std::string>> WriteProfileAiperf(
+    const std::string& out_dir, const nlohmann::json& config, const std::string& run_id,
+    const std::vector<ProfileLevel>& levels, std::span<const load::RequestRecord> records,
+    const std::vector<load::Slo>& slos, const load::SyntheticOptions* synthetic,
+    int64_t wall_origin_ns);
 
 }  // namespace stagegate::cli

@@ -3,6 +3,7 @@
 // and the store.
 
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 
@@ -20,6 +21,49 @@
 
 namespace stagegate::cli {
 namespace {
+
+// Each load phase's AIPerf-compatible export, in out_dir/aiperf/<stage>-<phase>[-<level>]: the
+// records of one step, as AIPerf keeps a directory per benchmark.
+Status WriteRunAiperf(const std::string& out_dir, const manifest::Bundle& bundle,
+                      const scenario::RunReport& report, const scenario::Runner& runner) {
+  const manifest::Target& target = bundle.scenario.target;
+  const nlohmann::json endpoint = {
+      {"model_names", {target.model}},
+      {"type", target.endpoint == manifest::Endpoint::kChat ? "chat" : "completions"},
+      {"streaming", target.stream},
+      {"url", target.base_url.empty() ? "stagegate sim" : UrlWithoutUserinfo(target.base_url)}};
+  const std::span<const load::RequestRecord> records = runner.records();
+  const int64_t wall_origin_ns = WallNsAtSteady(runner.origin_ns());
+  for (const scenario::StageResult& stage : report.stages) {
+    for (const scenario::StepResult& step : stage.steps) {
+      if (step.step.kind == manifest::PhaseKind::kWarmup || !step.step.label.empty()) continue;
+      const std::string phase = manifest::NameOf(step.step.kind, manifest::kPhaseNames);
+      std::string name = stage.name + "-" + phase;
+      if (step.step.kind == manifest::PhaseKind::kSweep && step.step.level)
+        name += "-" + FormatNumber(*step.step.level, 3);
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+      nlohmann::json loadgen = {{"request_count", step.metrics.offered}};
+      if (step.step.level)
+        loadgen[step.step.closed_loop ? "concurrency" : "request_rate"] = *step.step.level;
+      SG_RETURN_IF_ERROR(WriteAiperfExport(
+          out_dir + "/aiperf/" + name,
+          {.records = records.subspan(step.first_record, step.record_count),
+           .wall_origin_ns = wall_origin_ns,
+           .interrupted = step.interrupted,
+           .input_config = {{"endpoint", endpoint},
+                            {"input", {{"random_seed", bundle.scenario.seed}}},
+                            {"loadgen", loadgen}},
+           .stagegate = {{"run_id", report.run_id},
+                         {"stage", stage.name},
+                         {"phase", phase},
+                         {"phase_id", step.phase_id},
+                         {"output_tokens_from_usage", step.metrics.usage_tokens},
+                         {"output_tokens_counted", step.metrics.counted_tokens}}}));
+    }
+  }
+  return Status::Ok();
+}
 
 class RunCommand : public Command {
  public:
@@ -177,6 +221,7 @@ class RunCommand : public Command {
     if (written.ok())
       written = WriteFileAtomically(out_dir + "/stages.csv", scenario::StagesCsv(*report));
     if (written.ok()) written = WriteRequestsJsonl(out_dir + "/requests.jsonl", runner.records());
+    if (written.ok()) written = WriteRunAiperf(out_dir, *bundle, *report, runner);
     if (written.ok())
       written = (*store)->SetRunFindings(
           run_id, run_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -189,7 +234,8 @@ class RunCommand : public Command {
       return fail(marked, ExitCode::kRuntimeFailure);
     console.Line("run " + run_id + (report->interrupted ? " (interrupted)" : ""));
     console.Line("wrote " + out_dir + "/run.json, " + out_dir + "/stages.csv, " + out_dir +
-                 "/requests.jsonl; store " + global.db_path);
+                 "/requests.jsonl, " + out_dir +
+                 "/aiperf/*/profile_export_aiperf.json (AIPerf's layout); store " + global.db_path);
     console.Line(out_dir + "/run.json");
     return report->interrupted ? ExitCode::kInterrupted : ExitCode::kOk;
   }

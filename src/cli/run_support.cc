@@ -1,10 +1,13 @@
 #include "cli/run_support.h"
 
+#include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
+#include "base/clock.h"
+#include "base/files.h"
 #include "load/record_json.h"
 
 namespace stagegate::cli {
@@ -60,6 +63,25 @@ Status WriteRequestsJsonl(const std::string& path, std::span<const load::Request
   std::filesystem::rename(temporary, path, renamed);
   if (renamed) return Status::IoError(path + ": " + renamed.message());
   return Status::Ok();
+}
+
+Status WriteAiperfExport(const std::string& dir, const load::AiperfExportInput& input) {
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
+  if (made) return Status::IoError(dir + ": " + made.message());
+  const nlohmann::json aiperf = load::AiperfJson(input);
+  SG_RETURN_IF_ERROR(WriteFileAtomically(
+      dir + "/profile_export_aiperf.json",
+      aiperf.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+  return WriteFileAtomically(dir + "/profile_export_aiperf.csv", load::AiperfCsv(aiperf));
+}
+
+int64_t WallNsAtSteady(int64_t steady_ns) {
+  const int64_t now_steady = SteadyClock::Get().NowNs();
+  const int64_t now_wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  return now_wall - (now_steady - steady_ns);
 }
 
 }  // namespace stagegate::cli

@@ -1,6 +1,7 @@
 #pragma once
 
-// What `profile` and `run` share: the stop on SIGINT, run ids, and the writer of requests.jsonl.
+// What `profile` and `run` share: the stop on SIGINT, run ids, the writer of requests.jsonl and
+// the AIPerf-compatible export.
 
 #include <pthread.h>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "load/aiperf_export.h"
 #include "load/request_record.h"
 
 namespace stagegate::cli {
@@ -37,5 +39,13 @@ std::string NewRunId(const std::string& prefix);
 
 /// Writes one JSON line a record to `path`, through a temporary file renamed at the end.
 Status WriteRequestsJsonl(const std::string& path, std::span<const load::RequestRecord> records);
+
+/// Writes profile_export_aiperf.json and profile_export_aiperf.csv (load/aiperf_export.h) into
+/// `dir`, creating it, each through a temporary file renamed at the end.
+Status WriteAiperfExport(const std::string& dir, const load::AiperfExportInput& input);
+
+/// Wall-clock ns since the Unix epoch at the steady-clock reading `steady_ns` (SteadyClock's
+/// origin), from one reading of each clock now.
+int64_t WallNsAtSteady(int64_t steady_ns);
 
 }  // namespace stagegate::cli

@@ -21,25 +21,6 @@ double Ms(int64_t ns) {
   return static_cast<double>(ns) / 1e6;
 }
 
-// One completed request's latency figures.
-struct RequestLatency {
-  std::optional<double> ttft, ttst, tpot, max_itl;
-  double e2e = 0, corrected = 0;
-};
-
-RequestLatency LatencyOf(const RequestRecord& r) {
-  RequestLatency l;
-  l.e2e = Ms(*r.end_ns - *r.sent_ns);
-  l.corrected = Ms(*r.end_ns - r.intended_ns);
-  if (r.first_token_ns) l.ttft = Ms(*r.first_token_ns - *r.sent_ns);
-  if (r.chunk_times_ns.size() >= 2) l.ttst = Ms(r.chunk_times_ns[1] - r.chunk_times_ns[0]);
-  for (size_t i = 1; i < r.chunk_times_ns.size(); ++i)
-    l.max_itl = std::max(l.max_itl.value_or(0), Ms(r.chunk_times_ns[i] - r.chunk_times_ns[i - 1]));
-  if (l.ttft && r.output_tokens && *r.output_tokens > 1)
-    l.tpot = (l.e2e - *l.ttft) / static_cast<double>(*r.output_tokens - 1);
-  return l;
-}
-
 bool MeetsSlos(const RequestLatency& l, const std::vector<Slo>& slos) {
   for (const Slo& slo : slos) {
     std::optional<double> value;
@@ -63,6 +44,19 @@ bool MeetsSlos(const RequestLatency& l, const std::vector<Slo>& slos) {
 }
 
 }  // namespace
+
+RequestLatency LatencyOf(const RequestRecord& r) {
+  RequestLatency l;
+  l.e2e = Ms(*r.end_ns - *r.sent_ns);
+  l.corrected = Ms(*r.end_ns - r.intended_ns);
+  if (r.first_token_ns) l.ttft = Ms(*r.first_token_ns - *r.sent_ns);
+  if (r.chunk_times_ns.size() >= 2) l.ttst = Ms(r.chunk_times_ns[1] - r.chunk_times_ns[0]);
+  for (size_t i = 1; i < r.chunk_times_ns.size(); ++i)
+    l.max_itl = std::max(l.max_itl.value_or(0), Ms(r.chunk_times_ns[i] - r.chunk_times_ns[i - 1]));
+  if (l.ttft && r.output_tokens && *r.output_tokens > 1)
+    l.tpot = (l.e2e - *l.ttft) / static_cast<double>(*r.output_tokens - 1);
+  return l;
+}
 
 Result<std::vector<Slo>> ParseSlos(std::string_view text) {
   std::vector<Slo> slos;

@@ -25,6 +25,16 @@ struct Slo {
   bool operator==(const Slo&) const = default;
 };
 
+/// One completed request's latency figures, in ms.
+struct RequestLatency {
+  std::optional<double> ttft, ttst, tpot, max_itl;  // absent when the request cannot have them
+  double e2e = 0, corrected = 0;
+};
+
+/// The latencies of a request that completed: it has sent_ns and end_ns (a programmer error
+/// otherwise). TPOT is (e2e - TTFT) / (output tokens - 1), for answers of two tokens or more.
+RequestLatency LatencyOf(const RequestRecord& r);
+
 /// Parses `--slo ttft_ms:500,e2e_ms:4000`. Errors name the part and list the known metrics.
 Result<std::vector<Slo>> ParseSlos(std::string_view text);
 

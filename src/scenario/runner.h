@@ -136,6 +136,8 @@ class Runner {
 
   /// Every record of the run, in run order (for requests.jsonl).
   const std::vector<load::RequestRecord>& records() const { return records_; }
+  /// The steady-clock reading record times count from.
+  int64_t origin_ns() const { return origin_ns_; }
   /// The records of one step.
   std::span<const load::RequestRecord> RecordsOf(const StepResult& step) const {
     return std::span<const load::RequestRecord>(records_).subspan(step.first_record,

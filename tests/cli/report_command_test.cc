@@ -84,6 +84,21 @@ Ran Report(const testing::TempDir& dir, const std::string& run) {
 TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][report]") {
   testing::TempDir dir;
   const std::string run = ReportRun(dir);
+  // Each load phase's AIPerf-compatible export, with run.json's figures.
+  const json run_json = json::parse(testing::ReadText(dir / "out/run.json"));
+  int exports = 0;
+  for (const json& step : run_json["stages"][0]["steps"]) {
+    if (step["phase"] != "steady" && step["phase"] != "burst") continue;
+    const json aiperf =
+        json::parse(testing::ReadText(dir / ("out/aiperf/full-" + step["phase"].get<std::string>() +
+                                             "/profile_export_aiperf.json")));
+    CHECK(aiperf["request_count"]["avg"].get<double>() ==
+          step["requests"]["completed"].get<double>());
+    CHECK(aiperf["time_to_first_token"]["p95"] == step["metrics"]["ttft_ms"]["p95"]);
+    CHECK(aiperf["stagegate"]["run_id"] == run);
+    ++exports;
+  }
+  CHECK(exports == 2);
   ScoreAll(dir, run);
   Ran ran = Report(dir, run);
   INFO(ran.out << ran.err);

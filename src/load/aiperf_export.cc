@@ -1,0 +1,218 @@
+#include "load/aiperf_export.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "base/strings.h"
+#include "stats/summary.h"
+
+namespace stagegate::load {
+namespace {
+
+using json = nlohmann::json;
+
+struct MetricName {
+  const char* tag;     // AIPerf's key
+  const char* header;  // AIPerf's display name, the CSV's first column
+  const char* unit;
+};
+
+// Record metrics, in the order the CSV lists them.
+constexpr MetricName kDistributions[] = {
+    {"request_latency", "Request Latency", "ms"},
+    {"time_to_first_token", "Time to First Token", "ms"},
+    {"time_to_second_token", "Time to Second Token", "ms"},
+    {"inter_token_latency", "Inter Token Latency", "ms"},
+    {"inter_chunk_latency", "Inter Chunk Latency", "ms"},
+    {"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user"},
+    {"output_sequence_length", "Output Sequence Length", "tokens"},
+    {"input_sequence_length", "Input Sequence Length", "tokens"},
+};
+
+// Single-value metrics, in the order the CSV lists them.
+constexpr MetricName kSummaries[] = {
+    {"benchmark_duration", "Benchmark Duration", "sec"},
+    {"request_throughput", "Request Throughput", "requests/sec"},
+    {"request_count", "Request Count", "requests"},
+    {"error_request_count", "Error Request Count", "requests"},
+    {"good_request_count", "Good Request Count", "requests"},
+    {"goodput", "Goodput", "requests/sec"},
+    {"output_token_throughput", "Output Token Throughput", "tokens/sec"},
+    {"total_isl", "Total Input Sequence Length", "tokens"},
+    {"total_osl", "Total Output Sequence Length", "tokens"},
+    {"total_error_isl", "Total Error Input Sequence Length", "tokens"},
+};
+
+json Distribution(const char* unit, const stats::Summary& s) {
+  json out = {{"unit", unit}, {"avg", s.mean}};
+  for (size_t i = 0; i < stats::kPercentiles.size(); ++i)
+    out["p" + FormatNumber(stats::kPercentiles[i])] = s.percentiles[i];
+  out["min"] = s.min;
+  out["max"] = s.max;
+  out["std"] = s.std;
+  return out;
+}
+
+json Single(const char* unit, double value) {
+  return {{"unit", unit}, {"avg", value}};
+}
+
+const MetricName& Named(std::string_view tag) {
+  for (const MetricName& name : kDistributions)
+    if (tag == name.tag) return name;
+  for (const MetricName& name : kSummaries)
+    if (tag == name.tag) return name;
+  return kDistributions[0];  // every caller names a listed tag
+}
+
+// "2026-12-01T23:44:47.123456", UTC, with microseconds: AIPerf's ISO 8601 layout.
+std::string IsoTime(int64_t unix_ns) {
+  const std::time_t seconds = static_cast<std::time_t>(unix_ns / 1'000'000'000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + n, sizeof text - n, ".%06lld",
+                static_cast<long long>((unix_ns % 1'000'000'000) / 1000));
+  return text;
+}
+
+}  // namespace
+
+json AiperfJson(const AiperfExportInput& input) {
+  const PhaseMetrics m = ComputeMetrics(input.records, input.slos);
+  std::vector<double> per_user, error_isl;
+  double total_isl = 0, total_osl = 0, total_error_isl = 0;
+  int64_t errors = 0;
+  int64_t first_send = std::numeric_limits<int64_t>::max(), last_end = 0;
+  // (status, outcome) -> (first message, count), in the order first seen.
+  std::map<std::pair<int64_t, std::string>, std::pair<std::string, int64_t>> error_groups;
+  std::vector<std::pair<int64_t, std::string>> error_order;
+  for (const RequestRecord& r : input.records) {
+    if (r.warmup || !r.sent_ns) continue;
+    first_send = std::min(first_send, *r.sent_ns);
+    if (r.end_ns) last_end = std::max(last_end, *r.end_ns);
+    if (r.outcome == Outcome::kOk && r.end_ns) {
+      if (const std::optional<double> tpot = LatencyOf(r).tpot; tpot && *tpot > 0)
+        per_user.push_back(1000.0 / *tpot);
+      if (r.input_tokens) total_isl += static_cast<double>(*r.input_tokens);
+      if (r.output_tokens) total_osl += static_cast<double>(*r.output_tokens);
+      continue;
+    }
+    ++errors;
+    const std::optional<int64_t> isl = r.input_tokens ? r.input_tokens : r.requested_input_tokens;
+    if (isl) {
+      error_isl.push_back(static_cast<double>(*isl));
+      total_error_isl += static_cast<double>(*isl);
+    }
+    const std::pair<int64_t, std::string> key{r.http_status.value_or(-1),
+                                              std::string(OutcomeName(r.outcome))};
+    auto [group, added] = error_groups.try_emplace(key, r.error_message, 0);
+    if (added) error_order.push_back(key);
+    ++group->second.second;
+  }
+
+  json out = json::object();
+  const std::pair<const char*, const stats::Summary*> distributions[] = {
+      {"request_latency", &m.e2e_ms},
+      {"time_to_first_token", &m.ttft_ms},
+      {"time_to_second_token", &m.ttst_ms},
+      {"inter_token_latency", &m.tpot_ms},
+      {"inter_chunk_latency", &m.itl_ms},
+      {"output_sequence_length", &m.output_tokens},
+      {"input_sequence_length", &m.input_tokens}};
+  const stats::Summary per_user_summary = stats::Summarize(std::move(per_user));
+  for (const MetricName& name : kDistributions) {
+    const stats::Summary* summary = &per_user_summary;
+    for (const auto& [tag, s] : distributions)
+      if (std::string_view(tag) == name.tag) summary = s;
+    if (summary->count > 0) out[name.tag] = Distribution(name.unit, *summary);
+  }
+
+  const auto single = [&](const char* tag, double value) {
+    out[tag] = Single(Named(tag).unit, value);
+  };
+  single("request_throughput", m.request_throughput);
+  single("output_token_throughput", m.output_token_throughput);
+  single("benchmark_duration", m.window_s);
+  single("request_count", static_cast<double>(m.completed));
+  single("total_isl", total_isl);
+  single("total_osl", total_osl);
+  out["was_cancelled"] = input.interrupted;
+  const bool sent_any = first_send != std::numeric_limits<int64_t>::max();
+  out["start_time"] = sent_any ? json(IsoTime(input.wall_origin_ns + first_send)) : json(nullptr);
+  out["end_time"] = sent_any ? json(IsoTime(input.wall_origin_ns + std::max(last_end, first_send)))
+                             : json(nullptr);
+
+  json summary = json::array();
+  for (const auto& key : error_order) {
+    const auto& [message, count] = error_groups.at(key);
+    summary.push_back({{"error_details",
+                        {{"code", key.first >= 0 ? json(key.first) : json(nullptr)},
+                         {"type", key.second},
+                         {"message", message}}},
+                       {"count", count}});
+  }
+  out["error_summary"] = summary;
+  if (input.slos.empty()) {
+    out["goodput"] = nullptr;
+    out["good_request_count"] = nullptr;
+  } else {
+    single("goodput", m.goodput);
+    single("good_request_count", static_cast<double>(m.met_slos));
+  }
+  if (errors == 0) {
+    out["error_request_count"] = nullptr;
+    out["error_isl"] = nullptr;
+    out["total_error_isl"] = nullptr;
+  } else {
+    single("error_request_count", static_cast<double>(errors));
+    const stats::Summary isl = stats::Summarize(std::move(error_isl));
+    out["error_isl"] = isl.count > 0 ? Distribution("tokens", isl) : json(nullptr);
+    out["total_error_isl"] = isl.count > 0 ? Single("tokens", total_error_isl) : json(nullptr);
+  }
+  out["input_config"] = input.input_config;
+  out["stagegate"] = input.stagegate;
+  return out;
+}
+
+std::string AiperfCsv(const json& aiperf) {
+  const auto number = [](const json& value) {
+    if (!value.is_number()) return std::string();
+    char text[64];
+    std::snprintf(text, sizeof text, "%.2f", value.get<double>());
+    return std::string(text);
+  };
+  const auto label = [](const MetricName& name) {
+    // AIPerf writes a count without its unit: "Request Count".
+    return std::string(name.header) +
+           (std::string_view(name.unit) == "requests" ? "" : " (" + std::string(name.unit) + ")");
+  };
+  std::string csv = "Metric,avg,min,max";
+  for (double p : stats::kPercentiles)
+    csv += ",p" + FormatNumber(p);
+  csv += ",std\n";
+  for (const MetricName& name : kDistributions) {
+    if (!aiperf.contains(name.tag) || !aiperf[name.tag].is_object()) continue;
+    const json& d = aiperf[name.tag];
+    csv += CsvField(label(name));
+    for (const char* key : {"avg", "min", "max"})
+      csv += "," + number(d.value(key, json()));
+    for (double p : stats::kPercentiles)
+      csv += "," + number(d.value("p" + FormatNumber(p), json()));
+    csv += "," + number(d.value("std", json())) + "\n";
+  }
+  csv += "\nMetric,Value\n";
+  for (const MetricName& name : kSummaries) {
+    if (!aiperf.contains(name.tag) || !aiperf[name.tag].is_object()) continue;
+    csv += CsvField(label(name)) + "," + number(aiperf[name.tag].value("avg", json())) + "\n";
+  }
+  return csv;
+}
+
+}  // namespace stagegate::load

@@ -1,0 +1,104 @@
+// The AIPerf-compatible export as `profile` writes it against the reference application: where
+// each level's files go, and that every figure in them is the one profile.json measured, under
+// AIPerf's name (its inter_token_latency is stagegate's TPOT, its inter_chunk_latency the ITL).
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/strings.h"
+#include "sim/sim_server.h"
+#include "test_util.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+using testing::Ran;
+
+// A sim that streams each of 16 tokens 2 ms apart.
+std::unique_ptr<sim::SimServer> StartSim() {
+  sim::SimProfile profile = sim::SimProfile::Default();
+  profile.prefill_tokens_per_s = 1e12;
+  profile.decode_step_ms = 2;
+  profile.decode_step_per_seq_ms = 0;
+  profile.retrieval_ms = 0;
+  profile.identity_ms = 0;
+  Result<std::unique_ptr<sim::SimServer>> server =
+      sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = profile});
+  REQUIRE(server.ok());
+  return std::move(*server);
+}
+
+Ran Profile(const testing::TempDir& dir, const sim::SimServer& sim, const std::string& levels) {
+  return testing::RunStagegate(
+      dir, {"profile", "--url", sim.base_url() + "/v1", "--model", "sim", "--concurrency", levels,
+            "--requests", "12", "--input-tokens", "64", "--output-tokens", "16", "--extra-inputs",
+            "ignore_eos:true", "--out", dir / "out", "--workers", "1"});
+}
+
+void CheckSameFigures(const json& aiperf, const json& level) {
+  const json& m = level["metrics"];
+  const json& requests = level["requests"];
+  const json& throughput = level["throughput"];
+  CHECK(aiperf["request_count"]["avg"].get<double>() == requests["completed"].get<double>());
+  CHECK(aiperf["time_to_first_token"]["p50"] == m["ttft_ms"]["p50"]);
+  CHECK(aiperf["time_to_first_token"]["p99"] == m["ttft_ms"]["p99"]);
+  CHECK(aiperf["request_latency"]["avg"] == m["e2e_ms"]["mean"]);
+  CHECK(aiperf["time_to_second_token"]["max"] == m["ttst_ms"]["max"]);
+  CHECK(aiperf["inter_token_latency"]["avg"] == m["tpot_ms"]["mean"]);
+  CHECK(aiperf["inter_chunk_latency"]["p95"] == m["itl_ms"]["p95"]);
+  CHECK(aiperf["output_sequence_length"]["avg"].get<double>() == 16);
+  CHECK(aiperf["benchmark_duration"]["avg"] == throughput["window_s"]);
+  CHECK(aiperf["output_token_throughput"]["avg"] == throughput["output_token_throughput"]);
+  // 1 / TPOT per request: about 500 tokens/s at 2 ms a token, never above what TPOT allows.
+  const double per_user = aiperf["output_token_throughput_per_user"]["max"].get<double>();
+  CHECK(per_user == Approx(1000 / m["tpot_ms"]["min"].get<double>()));
+  CHECK(aiperf["error_summary"].empty());
+  CHECK(aiperf["input_config"]["endpoint"]["model_names"] == json::array({"sim"}));
+}
+
+TEST_CASE("profile writes AIPerf's export for each level, with profile.json's figures",
+          "[cli][profile][aiperf]") {
+  auto sim = StartSim();
+  testing::TempDir dir;
+  SECTION("two levels: a directory each, as AIPerf keeps a sweep") {
+    Ran ran = Profile(dir, *sim, "1,2");
+    INFO(ran.out << ran.err);
+    REQUIRE(ran.exit_code == 0);
+    CHECK(ran.out.find("AIPerf-compatible export: " + (dir / "out") +
+                       "/aiperf/*/profile_export_aiperf.json") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "out/profile_export_aiperf.json"));
+    const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+    REQUIRE(profile["levels"].size() == 2);
+    for (const json& level : profile["levels"]) {
+      const std::string name = "concurrency" + FormatNumber(level["value"].get<double>(), 3);
+      INFO(name);
+      const json aiperf = json::parse(
+          testing::ReadText(dir / ("out/aiperf/" + name + "/profile_export_aiperf.json")));
+      CheckSameFigures(aiperf, level);
+      CHECK(aiperf["input_config"]["loadgen"]["concurrency"] == level["value"]);
+      const std::string csv =
+          testing::ReadText(dir / ("out/aiperf/" + name + "/profile_export_aiperf.csv"));
+      CHECK(csv.rfind("Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\n", 0) == 0);
+      CHECK(csv.find("\nOutput Sequence Length (tokens),16.00,16.00,16.00,") != std::string::npos);
+      CHECK(csv.find("\n\nMetric,Value\n") != std::string::npos);
+    }
+  }
+  SECTION("one level: next to profile.json") {
+    Ran ran = Profile(dir, *sim, "2");
+    INFO(ran.out << ran.err);
+    REQUIRE(ran.exit_code == 0);
+    const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+    const json aiperf = json::parse(testing::ReadText(dir / "out/profile_export_aiperf.json"));
+    CheckSameFigures(aiperf, profile["levels"][0]);
+    CHECK(std::filesystem::exists(dir / "out/profile_export_aiperf.csv"));
+    CHECK_FALSE(std::filesystem::exists(dir / "out/aiperf"));
+  }
+}
+
+}  // namespace
+}  // namespace stagegate::cli
