@@ -35,25 +35,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// "MEAN" or "MEAN:STD".
-Result<load::TokenSpec> ParseTokenSpec(const std::string& flag, const std::string& text) {
-  load::TokenSpec spec;
-  const std::vector<std::string> parts = Split(text, ':');
-  char* end = nullptr;
-  spec.mean = std::strtod(parts[0].c_str(), &end);
-  // !(x <= max) also refuses NaN.
-  bool ok =
-      parts.size() <= 2 && *end == '\0' && !parts[0].empty() && spec.mean >= 1 && spec.mean <= 1e6;
-  if (ok && parts.size() == 2) {
-    spec.std = std::strtod(parts[1].c_str(), &end);
-    ok = *end == '\0' && !parts[1].empty() && spec.std >= 0 && spec.std <= 1e6;
-  }
-  if (!ok)
-    return Status::InvalidInput(flag + " '" + text +
-                                "': expected MEAN or MEAN:STD, MEAN from 1 to 1,000,000");
-  return spec;
-}
-
 // "AT:DURATION:RATE", seconds and requests/s.
 Result<load::RateSpike> ParseSpike(const std::string& text) {
   const std::vector<std::string> parts = Split(text, ':');
@@ -109,6 +90,13 @@ class ProfileCommand : public Command {
         ->capture_default_str();
     app.add_option("--trace", trace_,
                    "Replay a JSONL trace (timestamp ms, input_length, output_length)");
+    app.add_option("--trace-block-tokens", block_tokens_,
+                   "Tokens of the prompt each of a trace entry's hash_ids stands for (Mooncake's)")
+        ->capture_default_str()
+        ->check(Between(1, 1e6));
+    app.add_option("--shared-prefix", shared_prefix_,
+                   "COUNT:TOKENS[:SHARE]: synthetic prompts start with one of COUNT prefixes")
+        ->excludes("--trace");
     app.add_option("--speedup", speedup_, "Trace replay speed factor")
         ->capture_default_str()
         ->check(Between(0.001, 1e6));
@@ -231,6 +219,8 @@ class ProfileCommand : public Command {
   std::string when_full_ = "queue";
   std::string trace_;
   double speedup_ = 1;
+  int64_t block_tokens_ = 512;
+  std::string shared_prefix_;
   std::optional<int64_t> requests_;
   std::optional<double> duration_s_;
   int64_t warmup_ = 0;
@@ -320,12 +310,17 @@ Status ProfileCommand::Prepare() {
   if (duration_s_ && !(*duration_s_ > 0)) errors.push_back("--duration must be above 0");
   if (warmup_ < 0 || grace_s_ < 0) errors.push_back("--warmup and --grace cannot be negative");
 
-  Result<load::TokenSpec> input = ParseTokenSpec("--input-tokens", input_tokens_);
-  Result<load::TokenSpec> output = ParseTokenSpec("--output-tokens", output_tokens_);
+  Result<load::TokenSpec> input = load::ParseTokenSpec("--input-tokens", input_tokens_);
+  Result<load::TokenSpec> output = load::ParseTokenSpec("--output-tokens", output_tokens_);
   check(input.status());
   check(output.status());
   if (input.ok() && output.ok())
     synthetic_ = {.input_tokens = *input, .output_tokens = *output, .seed = seed_};
+  if (!shared_prefix_.empty()) {
+    Result<load::SharedPrefixes> prefixes = load::ParseSharedPrefixes(shared_prefix_);
+    check(prefixes.status());
+    if (prefixes.ok()) synthetic_.prefixes = *prefixes;
+  }
   for (const std::string& text : spikes_) {
     Result<load::RateSpike> spike = ParseSpike(text);
     check(spike.status());
@@ -450,12 +445,16 @@ load::RequestSpec ProfileCommand::MakeRequest(int64_t sequence) const {
     return spec;
   }
   load::SyntheticOptions options = synthetic_;
-  if (!trace_entries_.empty()) {
-    const load::TraceEntry& entry = trace_entries_[sequence];
-    options.input_tokens = {static_cast<double>(entry.input_length), 0};
-    options.output_tokens = {static_cast<double>(entry.output_length), 0};
+  const load::TraceEntry* entry = trace_entries_.empty() ? nullptr : &trace_entries_[sequence];
+  if (entry) {
+    options.input_tokens = {static_cast<double>(entry->input_length), 0};
+    options.output_tokens = {static_cast<double>(entry->output_length), 0};
   }
   load::SyntheticInput input = load::MakeSyntheticInput(options, sequence);
+  // Entries that name the same blocks share those prompt blocks, as in the traced system.
+  if (entry && !entry->hash_ids.empty())
+    input.prompt =
+        load::MakeBlockPrompt(seed_, entry->hash_ids, block_tokens_, entry->input_length, sequence);
   body.max_tokens = input.output_tokens;
   spec.body = http::BuildRequestBody(body, input.prompt);
   spec.requested_input_tokens = input.input_tokens;
@@ -512,6 +511,8 @@ json ProfileCommand::Config() const {
           {"when_full", when_full_},
           {"trace", trace_},
           {"speedup", speedup_},
+          {"trace_block_tokens", block_tokens_},
+          {"shared_prefix", shared_prefix_},
           {"requests", requests_ ? json(*requests_) : json(nullptr)},
           {"duration_s", duration_s_ ? json(*duration_s_) : json(nullptr)},
           {"warmup", warmup_},

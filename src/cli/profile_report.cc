@@ -267,6 +267,9 @@ Result<std::vector<std::string>> WriteProfileAiperf(
          {{"mean", synthetic->input_tokens.mean}, {"stddev", synthetic->input_tokens.std}}},
         {"output_tokens",
          {{"mean", synthetic->output_tokens.mean}, {"stddev", synthetic->output_tokens.std}}}};
+  if (synthetic && synthetic->prefixes.count > 0)
+    input["prompt"]["prefix_prompt"] = {{"pool_size", synthetic->prefixes.count},
+                                        {"length", synthetic->prefixes.tokens}};
   std::vector<std::string> written;
   for (const ProfileLevel& level : levels) {
     json loadgen = {{"request_count", level.metrics.offered}};

@@ -4,10 +4,12 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "base/common_words.h"
 #include "base/hashing.h"
+#include "base/strings.h"
 #include "load/schedule.h"
 
 namespace stagegate::load {
@@ -56,20 +58,95 @@ void FillTo(std::string& prompt, size_t size, BasicRandom<SplitMix64>& random) {
   }
 }
 
+// The generator of a shared text: a prefix (kind 0) or a trace block (kind 1), by its index.
+BasicRandom<SplitMix64> PrefixSeed(uint64_t seed, int64_t index, uint64_t kind) {
+  return BasicRandom<SplitMix64>(
+      Mix64(Mix64(Mix64(seed) ^ 0x5eedULL ^ kind) ^ static_cast<uint64_t>(index)));
+}
+
+// Appends `bytes` bytes to `prompt`: `head`, cut when it does not fit, then words drawn from
+// `random`. Nothing for bytes <= 0.
+void AppendText(std::string& prompt, const std::string& head, int64_t bytes,
+                BasicRandom<SplitMix64>& random) {
+  if (bytes <= 0) return;
+  const size_t end = prompt.size() + static_cast<size_t>(bytes);
+  prompt.append(head, 0, std::min(head.size(), static_cast<size_t>(bytes)));
+  FillTo(prompt, end, random);
+}
+
+// strtod of all of `text`, or nullopt.
+std::optional<double> Number(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') return std::nullopt;
+  return value;
+}
+
 }  // namespace
+
+Result<TokenSpec> ParseTokenSpec(const std::string& flag, const std::string& text) {
+  const std::vector<std::string> parts = Split(text, ':');
+  const std::optional<double> mean = Number(parts[0]);
+  const std::optional<double> std = parts.size() == 2 ? Number(parts[1]) : 0.0;
+  // !(x <= max) also refuses NaN.
+  if (parts.size() > 2 || !mean || !(*mean >= 1 && *mean <= 1e6) || !std ||
+      !(*std >= 0 && *std <= 1e6))
+    return Status::InvalidInput(flag + " '" + text +
+                                "': expected MEAN or MEAN:STD, MEAN from 1 to 1,000,000");
+  return TokenSpec{*mean, *std};
+}
+
+Result<SharedPrefixes> ParseSharedPrefixes(const std::string& text) {
+  const std::vector<std::string> parts = Split(text, ':');
+  std::optional<double> values[3] = {std::nullopt, std::nullopt, 1.0};
+  for (size_t i = 0; i < parts.size() && i < 3; ++i)
+    values[i] = Number(parts[i]);
+  const auto whole = [](std::optional<double> v) {
+    return v && *v >= 1 && *v <= 1e6 && std::floor(*v) == *v;
+  };
+  if (parts.size() < 2 || parts.size() > 3 || !whole(values[0]) || !whole(values[1]) ||
+      !values[2] || !(*values[2] >= 0 && *values[2] <= 1))
+    return Status::InvalidInput("--shared-prefix '" + text +
+                                "': expected COUNT:TOKENS or COUNT:TOKENS:SHARE, COUNT and TOKENS "
+                                "whole numbers from 1 to 1,000,000, SHARE from 0 to 1");
+  return SharedPrefixes{.count = static_cast<int64_t>(*values[0]),
+                        .tokens = static_cast<int64_t>(*values[1]),
+                        .share = *values[2]};
+}
 
 SyntheticInput MakeSyntheticInput(const SyntheticOptions& options, int64_t sequence) {
   BasicRandom<SplitMix64> random(Mix64(Mix64(options.seed) ^ static_cast<uint64_t>(sequence)));
   SyntheticInput input;
   input.input_tokens = DrawTokens(options.input_tokens, random.Normal());
   input.output_tokens = DrawTokens(options.output_tokens, random.Normal());
-
-  const size_t size = static_cast<size_t>(input.input_tokens) * 4;
-  input.prompt += "Request ";
-  input.prompt += std::to_string(sequence);
-  input.prompt += ':';
-  FillTo(input.prompt, size, random);
+  const SharedPrefixes& prefixes = options.prefixes;
+  if (prefixes.count > 0 && prefixes.tokens > 0 && random.Uniform() < prefixes.share) {
+    input.prefix = static_cast<int64_t>(random.Bits() % static_cast<uint64_t>(prefixes.count));
+    input.input_tokens = std::max(input.input_tokens, prefixes.tokens + 1);
+    BasicRandom<SplitMix64> shared = PrefixSeed(options.seed, input.prefix, 0);
+    AppendText(input.prompt, "Prefix " + std::to_string(input.prefix) + ":", prefixes.tokens * 4,
+               shared);
+  }
+  AppendText(input.prompt, "Request " + std::to_string(sequence) + ":",
+             input.input_tokens * 4 - static_cast<int64_t>(input.prompt.size()), random);
   return input;
+}
+
+std::string MakeBlockPrompt(uint64_t seed, const std::vector<int64_t>& hash_ids,
+                            int64_t block_tokens, int64_t input_tokens, int64_t sequence) {
+  std::string prompt;
+  prompt.reserve(static_cast<size_t>(input_tokens) * 4);
+  for (int64_t id : hash_ids) {
+    const int64_t left = input_tokens - static_cast<int64_t>(prompt.size()) / 4;
+    if (left <= 0) break;
+    BasicRandom<SplitMix64> block = PrefixSeed(seed, id, 1);
+    AppendText(prompt, "Block " + std::to_string(id) + ":", std::min(block_tokens, left) * 4,
+               block);
+  }
+  BasicRandom<SplitMix64> own(Mix64(Mix64(seed) ^ static_cast<uint64_t>(sequence)));
+  AppendText(prompt, "Request " + std::to_string(sequence) + ":",
+             input_tokens * 4 - static_cast<int64_t>(prompt.size()), own);
+  return prompt;
 }
 
 }  // namespace stagegate::load

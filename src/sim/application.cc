@@ -104,7 +104,8 @@ Application::Application(asio::io_context& io, const SimProfile& profile,
       profile_(profile),
       corpus_(corpus),
       model_name_(std::move(model_name)),
-      engine_(io, profile, metrics_) {
+      engine_(io, profile, metrics_),
+      prefix_cache_(profile.prefix_cache_tokens) {
   if (corpus_) {
     index_ = std::make_unique<RetrievalIndex>(corpus_->documents);
     for (const manifest::Document& document : corpus_->documents) {
@@ -434,6 +435,8 @@ void Application::Answer(std::shared_ptr<Exchange> exchange) {
     model_input += passage.text;
   if (x.tool && x.tool->ok) model_input += x.tool->result.dump();
   reply.prompt_tokens = CountPromptTokens(model_input);
+  if (profile_.prefix_cache_tokens > 0)
+    reply.cached_tokens = prefix_cache_.Use(model_input, reply.prompt_tokens);
   Generate(io_, engine_, metrics_, std::move(reply), x.responder, profile_.retry_after_s);
 }
 

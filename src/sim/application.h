@@ -7,10 +7,11 @@
 #include <string>
 
 #include "manifest/corpus.h"
-#include "sim/ground_truth.h"
 #include "sim/engine.h"
+#include "sim/ground_truth.h"
 #include "sim/http_server.h"
 #include "sim/metrics.h"
+#include "sim/prefix_cache.h"
 #include "sim/profile.h"
 #include "sim/retrieval.h"
 
@@ -50,6 +51,7 @@ class Application {
   Metrics metrics_;
   GroundTruthLog ground_truth_;
   BatchEngine engine_;
+  PrefixCache prefix_cache_;
   std::unique_ptr<RetrievalIndex> index_;
   std::map<std::string, const manifest::Persona*> personas_by_token_;
   std::map<std::string, size_t> document_frequency_;  // search term -> documents holding it

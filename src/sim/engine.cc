@@ -18,7 +18,8 @@ double SecondsSince(Clock::time_point start) {
 BatchEngine::BatchEngine(asio::io_context& io, const SimProfile& profile, Metrics& metrics)
     : profile_(profile), metrics_(metrics), timer_(io) {}
 
-uint64_t BatchEngine::Submit(int64_t prompt_tokens, int64_t output_tokens, SequenceEvents events) {
+uint64_t BatchEngine::Submit(int64_t prompt_tokens, int64_t output_tokens, SequenceEvents events,
+                             int64_t cached_tokens) {
   if (profile_.zero_delay()) {
     // No model time at all: generate everything now, in order, on this thread.
     metrics_.ObserveQueueTime(0);
@@ -39,6 +40,7 @@ uint64_t BatchEngine::Submit(int64_t prompt_tokens, int64_t output_tokens, Seque
   waiting_.push_back(Sequence{.id = id,
                               .prompt_tokens = prompt_tokens,
                               .output_tokens = std::max<int64_t>(output_tokens, 1),
+                              .cached_tokens = cached_tokens,
                               .queued_at = Clock::now(),
                               .events = std::move(events)});
   Publish();
@@ -87,7 +89,7 @@ void BatchEngine::Step() {
     Sequence next = std::move(waiting_.front());
     waiting_.pop_front();
     kv_used_ += KvNeed(next);
-    prefill_tokens += next.prompt_tokens;
+    prefill_tokens += next.prompt_tokens - next.cached_tokens;
     metrics_.ObserveQueueTime(SecondsSince(next.queued_at));
     metrics_.AddPromptTokens(next.prompt_tokens);
     uint64_t id = next.id;

@@ -33,7 +33,9 @@ class BatchEngine {
 
   /// Queues a sequence. When the queue is already at its limit the sequence is shed at once
   /// (on_rejected with the profile's shed status) and 0 is returned; otherwise its id.
-  uint64_t Submit(int64_t prompt_tokens, int64_t output_tokens, SequenceEvents events);
+  /// `cached_tokens` of the prompt came from the prefix cache: only the rest costs prefill.
+  uint64_t Submit(int64_t prompt_tokens, int64_t output_tokens, SequenceEvents events,
+                  int64_t cached_tokens = 0);
   /// Drops a queued or running sequence (its client went away); no further events for it. May be
   /// called from the sequence's own event: its SequenceEvents (and whatever they keep alive) are
   /// then destroyed after that event returns, never while it runs.
@@ -47,6 +49,7 @@ class BatchEngine {
     uint64_t id;
     int64_t prompt_tokens;
     int64_t output_tokens;
+    int64_t cached_tokens = 0;
     int64_t generated = 0;
     std::chrono::steady_clock::time_point queued_at;
     SequenceEvents events;

@@ -78,9 +78,13 @@ struct Stream : std::enable_shared_from_this<Stream> {
 
   json Usage() const {
     int64_t completion = static_cast<int64_t>(reply.tokens.size());
-    return {{"prompt_tokens", reply.prompt_tokens},
-            {"completion_tokens", completion},
-            {"total_tokens", reply.prompt_tokens + completion}};
+    json usage = {{"prompt_tokens", reply.prompt_tokens},
+                  {"completion_tokens", completion},
+                  {"total_tokens", reply.prompt_tokens + completion}};
+    // OpenAI's field, as vLLM fills it with prefix caching on.
+    if (reply.cached_tokens)
+      usage["prompt_tokens_details"] = {{"cached_tokens", *reply.cached_tokens}};
+    return usage;
   }
 
   void Emit(const std::string& event, std::function<void(int64_t)> on_written = nullptr) {
@@ -119,7 +123,7 @@ struct Stream : std::enable_shared_from_this<Stream> {
     events.on_done = [self] { self->OnDone(); };
     events.on_rejected = [self](int64_t status) { self->OnRejected(status); };
     sequence = engine.Submit(reply.prompt_tokens, static_cast<int64_t>(reply.tokens.size()),
-                             std::move(events));
+                             std::move(events), reply.cached_tokens.value_or(0));
   }
 
   void OnRejected(int64_t status) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/ground_truth.h"
 #include "sim/engine.h"
+#include "sim/ground_truth.h"
 #include "sim/http_server.h"
 #include "sim/metrics.h"
 
@@ -32,8 +32,9 @@ struct Reply {
   std::string model;
   std::string id;
   int64_t prompt_tokens = 1;
-  std::vector<std::string> tokens;     // the generated text, one streamed token each
-  std::string finish_reason = "stop";  // stop, length or tool_calls
+  std::optional<int64_t> cached_tokens;  // from the prefix cache, when it is on
+  std::vector<std::string> tokens;       // the generated text, one streamed token each
+  std::string finish_reason = "stop";    // stop, length or tool_calls
   std::optional<ToolCallOut> tool_call;
   bool tool_call_for_client = false;  // the tool call is the whole answer
   std::string fault;                  // a misbehaviour to act out (docs/sim.md)

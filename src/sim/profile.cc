@@ -63,6 +63,9 @@ std::optional<SimProfile> LoadSimProfile(const std::string& name_or_path,
   p.max_running = map.Integer("max_running", Need::kOptional, {.min = 1}).value_or(p.max_running);
   p.kv_budget_tokens =
       map.Integer("kv_budget_tokens", Need::kOptional, {.min = 1}).value_or(p.kv_budget_tokens);
+  p.prefix_cache_tokens =
+      map.Integer("prefix_cache_tokens", Need::kOptional, {.min = 0, .max = int64_t{1} << 40})
+          .value_or(p.prefix_cache_tokens);
   p.queue_limit = map.Integer("queue_limit", Need::kOptional, kNonNegative).value_or(p.queue_limit);
   p.queue_timeout_ms =
       map.Number("queue_timeout_ms", Need::kOptional, kPositive).value_or(p.queue_timeout_ms);

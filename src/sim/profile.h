@@ -22,6 +22,9 @@ struct SimProfile {
   double decode_step_per_seq_ms = 0.5;
   int64_t max_running = 32;
   int64_t kv_budget_tokens = 24576;
+  /// The prefix cache's size in tokens (PrefixCache); 0, the default, turns it off. A prompt
+  /// whose first blocks are cached prefills only the rest.
+  int64_t prefix_cache_tokens = 0;
   int64_t queue_limit = 64;
   double queue_timeout_ms = 10000;
   int64_t shed_status = 429;  // 429 or 503
