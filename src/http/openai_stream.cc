@@ -310,9 +310,14 @@ void OpenAiStreamDecoder::OnEvent(const SseEvent& event, int64_t now_ns) {
     return;
   }
   if (std::optional<object> counts = ObjectOf(usage)) {
-    const auto [prompt, completion] = Members<2>(*counts, {"prompt_tokens", "completion_tokens"});
+    const auto [prompt, completion, details] =
+        Members<3>(*counts, {"prompt_tokens", "completion_tokens", "prompt_tokens_details"});
     if (std::optional<int64_t> tokens = CountOf(prompt)) usage_.prompt_tokens = tokens;
     if (std::optional<int64_t> tokens = CountOf(completion)) usage_.completion_tokens = tokens;
+    if (std::optional<object> prompt_details = ObjectOf(details)) {
+      const auto [cached] = Members<1>(*prompt_details, {"cached_tokens"});
+      if (std::optional<int64_t> tokens = CountOf(cached)) usage_.cached_tokens = tokens;
+    }
   }
   const std::optional<object> choice = FirstChoice(choices);
   if (!choice) return;

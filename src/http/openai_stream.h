@@ -23,6 +23,7 @@ struct ToolCallState {
 /// Token counts from the server's `usage` object (the last one seen); absent when not given.
 struct StreamUsage {
   std::optional<int64_t> prompt_tokens, completion_tokens;
+  std::optional<int64_t> cached_tokens;  // usage.prompt_tokens_details.cached_tokens
 
   bool operator==(const StreamUsage&) const = default;
 };

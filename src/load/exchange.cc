@@ -418,6 +418,10 @@ void Exchange::DecodeWholeBody() {
       record_.output_tokens = (*usage)["completion_tokens"].get<int64_t>();
       record_.token_source = "usage";
     }
+    const nlohmann::json cached = usage->value("prompt_tokens_details", nlohmann::json::object())
+                                      .value("cached_tokens", nlohmann::json());
+    if (cached.is_number_integer() && cached.get<int64_t>() >= 0)
+      record_.cached_tokens = cached.get<int64_t>();
   }
   record_.outcome = Outcome::kOk;
 }
@@ -440,6 +444,7 @@ void Exchange::TakeStreamResults() {
     record_.input_tokens = usage.prompt_tokens;
     record_.input_token_source = "usage";
   }
+  record_.cached_tokens = usage.cached_tokens;
   if (usage.completion_tokens) {
     record_.output_tokens = usage.completion_tokens;
     record_.token_source = "usage";

@@ -147,6 +147,8 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   AppendJsonNumber(out, r.input_tokens);
   Key(out, "input_source");
   AppendJsonString(out, r.input_token_source);
+  Key(out, "cached");
+  AppendJsonNumber(out, r.cached_tokens);
   Key(out, "output");
   AppendJsonNumber(out, r.output_tokens);
   Key(out, "output_source");

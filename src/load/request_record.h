@@ -71,6 +71,10 @@ struct RequestRecord {
   /// finish reason, Server-Timing), which holds them replaced by U+FFFD (KeepValidUtf8), or in a
   /// stream chunk that was refused for it.
   bool invalid_utf8 = false;
+  // Added with schema 9.
+  /// Of the input tokens, how many the server took from its prefix cache
+  /// (usage.prompt_tokens_details.cached_tokens), when it said.
+  std::optional<int64_t> cached_tokens;
 };
 
 /// Replaces every ill-formed UTF-8 part of the record's text from the server by U+FFFD, and sets

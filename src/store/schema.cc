@@ -171,6 +171,10 @@ const std::vector<std::string>& Migrations() {
       R"sql(
       ALTER TABLE requests ADD COLUMN invalid_utf8 INTEGER NOT NULL DEFAULT 0;
       )sql",
+      // 9: how many of a request's input tokens the server took from its prefix cache.
+      R"sql(
+      ALTER TABLE requests ADD COLUMN cached_tokens INTEGER;
+      )sql",
   };
   return kMigrations;
 }

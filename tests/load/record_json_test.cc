@@ -73,8 +73,10 @@ TEST_CASE("A record line is one JSON object with every field, hostile text kept 
   CHECK(j["error"] == r.error_message);
   CHECK(j["invalid_utf8"] == false);
   CHECK(j["retry_after_s"] == 2.5);
-  CHECK(j["tokens"] ==
-        json::parse(R"({"input":12,"input_source":"usage","output":3,"output_source":"counted"})"));
+  CHECK(
+      j["tokens"] ==
+      json::parse(
+          R"({"input":12,"input_source":"usage","cached":null,"output":3,"output_source":"counted"})"));
   CHECK(j["finish_reason"] == "length");
   CHECK(j["answer"] == r.answer_text);
   CHECK(j["reasoning"] == "think");

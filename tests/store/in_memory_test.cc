@@ -58,6 +58,7 @@ TEST_CASE("Store::OpenInMemory keeps runs, phases and requests with the current 
   std::vector<load::RequestRecord> requests = {Request("run-1", *phase_id, 1),
                                                Request("run-1", *phase_id, 0)};
   requests[0].invalid_utf8 = true;
+  requests[0].cached_tokens = 640;
   requests[0].outcome = load::Outcome::kMemoryLimit;
   RequireOk(store->AddRequests(requests));
 
@@ -82,6 +83,8 @@ TEST_CASE("Store::OpenInMemory keeps runs, phases and requests with the current 
   CHECK((*listed)[1].sequence == 1);
   CHECK((*listed)[1].task_id == "task-1");
   CHECK((*listed)[1].invalid_utf8);
+  CHECK((*listed)[1].cached_tokens == 640);
+  CHECK_FALSE((*listed)[0].cached_tokens.has_value());
   CHECK((*listed)[1].outcome == load::Outcome::kMemoryLimit);
   CHECK_FALSE((*listed)[0].invalid_utf8);
 }

@@ -1,0 +1,106 @@
+// Shared prefixes as `profile` sends them, seen by the reference application's prefix cache: which
+// requests reuse which prompt blocks (the server's usage.prompt_tokens_details.cached_tokens, kept
+// in each record), and that a cached prefix makes the first token come sooner.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/sim_server.h"
+#include "test_util.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+using testing::Ran;
+
+// Prefill at 5,000 tokens a second, so 1,000 uncached tokens cost 200 ms; decoding is quick.
+std::unique_ptr<sim::SimServer> StartCachingSim() {
+  sim::SimProfile profile = sim::SimProfile::Default();
+  profile.prefill_tokens_per_s = 5000;
+  profile.decode_step_ms = 1;
+  profile.decode_step_per_seq_ms = 0;
+  profile.retrieval_ms = 0;
+  profile.identity_ms = 0;
+  profile.prefix_cache_tokens = 1'000'000;
+  Result<std::unique_ptr<sim::SimServer>> server =
+      sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = profile});
+  REQUIRE(server.ok());
+  return std::move(*server);
+}
+
+std::vector<json> Records(const testing::TempDir& dir) {
+  std::vector<json> records;
+  std::istringstream lines(testing::ReadText(dir / "out/requests.jsonl"));
+  for (std::string line; std::getline(lines, line);)
+    records.push_back(json::parse(line));
+  std::sort(records.begin(), records.end(),
+            [](const json& a, const json& b) { return a["sequence"] < b["sequence"]; });
+  return records;
+}
+
+TEST_CASE("requests that share a prefix reuse the server's cached blocks and answer sooner",
+          "[cli][profile][prefix]") {
+  auto sim = StartCachingSim();
+  testing::TempDir dir;
+  Ran ran = testing::RunStagegate(
+      dir, {"profile", "--url", (*sim).base_url() + "/v1", "--model", "sim", "--concurrency", "1",
+            "--requests", "16", "--input-tokens", "1100", "--output-tokens", "4", "--shared-prefix",
+            "2:1000", "--out", dir / "out", "--workers", "1"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  std::vector<double> cold, warm;
+  for (const json& r : Records(dir)) {
+    INFO(r.dump());
+    REQUIRE(r["outcome"] == "ok");
+    const int64_t cached = r["tokens"]["cached"].get<int64_t>();
+    // The prefix's 4,000 bytes are 62 whole blocks of 16 tokens: a request that finds its prefix
+    // cached reuses 992 tokens, one that does not reuses nothing.
+    CHECK((cached == 0 || cached == 992));
+    (cached == 0 ? cold : warm).push_back(r["latency_ms"]["ttft"].get<double>());
+  }
+  // One cold request for each prefix drawn (two, almost surely: 1 in 2^15 that all draw one).
+  CHECK(cold.size() >= 1);
+  CHECK(cold.size() <= 2);
+  REQUIRE(warm.size() >= 14);
+  std::sort(warm.begin(), warm.end());
+  // 200 ms of prefill cold; about 22 ms (108 tokens) warm.
+  CHECK(warm[warm.size() / 2] < *std::min_element(cold.begin(), cold.end()) / 2);
+}
+
+TEST_CASE("a trace's hash_ids are replayed as the same shared prompt blocks",
+          "[cli][profile][prefix]") {
+  auto sim = StartCachingSim();
+  testing::TempDir dir;
+  // Blocks of 64 tokens (256 bytes, 4 of the server's cache blocks). Entry 1 shares entry 0's
+  // two blocks; entry 2 names block 2 after another first block, so it shares nothing; entry 3
+  // shares entry 1's three blocks; entry 4 shares block 1 only.
+  testing::WriteText(
+      dir / "trace.jsonl",
+      R"({"timestamp": 0, "input_length": 128, "output_length": 2, "hash_ids": [1, 2]}
+{"timestamp": 300, "input_length": 192, "output_length": 2, "hash_ids": [1, 2, 3]}
+{"timestamp": 600, "input_length": 128, "output_length": 2, "hash_ids": [5, 2]}
+{"timestamp": 900, "input_length": 256, "output_length": 2, "hash_ids": [1, 2, 3, 4]}
+{"timestamp": 1200, "input_length": 128, "output_length": 2, "hash_ids": [1, 9]}
+)");
+  Ran ran =
+      testing::RunStagegate(dir, {"profile", "--url", (*sim).base_url() + "/v1", "--model", "sim",
+                                  "--trace", dir / "trace.jsonl", "--trace-block-tokens", "64",
+                                  "--out", dir / "out", "--workers", "1"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  const std::vector<json> records = Records(dir);
+  REQUIRE(records.size() == 5);
+  std::vector<int64_t> cached;
+  for (const json& r : records)
+    cached.push_back(r["tokens"]["cached"].get<int64_t>());
+  CHECK(cached == std::vector<int64_t>{0, 128, 0, 192, 64});
+}
+
+}  // namespace
+}  // namespace stagegate::cli
