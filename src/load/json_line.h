@@ -1,0 +1,29 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace stagegate::load {
+
+/// Pieces shared by the readers of JSON-lines inputs (traces, datasets).
+
+/// A JSON value quoted in a message, cut short when long.
+std::string ShownJson(const nlohmann::json& value);
+
+/// One JSON text parsed: its value, or why it is not JSON.
+struct ParsedJson {
+  nlohmann::json value;
+  std::string problem;  // "" when it parsed
+  size_t byte = 0;      // a syntax error's byte in the text, from 1; 0 for other problems
+};
+
+/// Parses `text` as one JSON value. Never throws: a syntax error's problem is "not JSON: " and
+/// the parser's own words without its "[json.exception...] at line, column" preamble; a number
+/// beyond a double's range (1e400), which nlohmann will not read, is also a problem.
+ParsedJson ParseJson(std::string_view text);
+
+/// Whether `line` holds only spaces, tabs and a CR.
+bool IsBlankLine(std::string_view line);
+
+}  // namespace stagegate::load
