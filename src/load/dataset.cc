@@ -51,19 +51,12 @@ int64_t CountNewlines(std::string_view text) {
 // The non-blank lines of `text`, each a unit. Lines that are not UTF-8 are problems instead.
 std::vector<Unit> SplitLines(std::string_view text, Problems& problems) {
   std::vector<Unit> units;
-  std::string_view rest = text;
-  for (int64_t number = 1; !rest.empty(); ++number) {
-    const size_t newline = rest.find('\n');
-    std::string_view line = rest.substr(0, newline);
-    rest = newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (IsBlankLine(line)) continue;
-    if (std::optional<size_t> bad = FirstInvalidUtf8(line)) {
+  ForEachLine(text, [&](int64_t number, std::string_view line) {
+    if (std::optional<size_t> bad = FirstInvalidUtf8(line))
       problems.Add(number, "not UTF-8 (byte " + std::to_string(*bad + 1) + " of the line)");
-      continue;
-    }
-    units.push_back({number, line});
-  }
+    else
+      units.push_back({number, line});
+  });
   return units;
 }
 

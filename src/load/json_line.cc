@@ -37,8 +37,16 @@ ParsedJson ParseJson(std::string_view text) {
   return parsed;
 }
 
-bool IsBlankLine(std::string_view line) {
-  return line.find_first_not_of(" \t\r") == std::string_view::npos;
+void ForEachLine(std::string_view text,
+                 const std::function<void(int64_t number, std::string_view line)>& visit) {
+  std::string_view rest = text;
+  for (int64_t number = 1; !rest.empty(); ++number) {
+    const size_t newline = rest.find('\n');
+    std::string_view line = rest.substr(0, newline);
+    rest = newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) visit(number, line);
+  }
 }
 
 }  // namespace stagegate::load

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -23,7 +25,9 @@ struct ParsedJson {
 /// beyond a double's range (1e400), which nlohmann will not read, is also a problem.
 ParsedJson ParseJson(std::string_view text);
 
-/// Whether `line` holds only spaces, tabs and a CR.
-bool IsBlankLine(std::string_view line);
+/// Calls `visit(number, line)` for each line of `text` that is not blank (only spaces, tabs and
+/// CRs), numbered from 1, without its LF or CRLF.
+void ForEachLine(std::string_view text,
+                 const std::function<void(int64_t number, std::string_view line)>& visit);
 
 }  // namespace stagegate::load

@@ -91,24 +91,17 @@ Result<std::vector<TraceEntry>> LoadTrace(const std::string& path) {
     }
   };
 
-  std::string_view rest = *text;
-  for (int64_t number = 1; !rest.empty(); ++number) {
-    const size_t newline = rest.find('\n');
-    std::string_view line = rest.substr(0, newline);
-    rest = newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (IsBlankLine(line)) continue;
-
+  ForEachLine(*text, [&](int64_t number, std::string_view line) {
     const std::string where = path + ":" + std::to_string(number);
     ParsedJson parsed = ParseJson(line);
     if (!parsed.problem.empty()) {
       report(parsed.byte > 0 ? where + ":" + std::to_string(parsed.byte) : where, parsed.problem);
-      continue;
+      return;
     }
     const json& object = parsed.value;
     if (!object.is_object()) {
       report(where, "expected a JSON object, got " + ShownJson(object));
-      continue;
+      return;
     }
     TraceEntry entry;
     std::vector<std::string> problems;
@@ -116,7 +109,7 @@ Result<std::vector<TraceEntry>> LoadTrace(const std::string& path) {
     for (const std::string& problem : problems)
       report(where, problem);
     if (problems.empty()) entries.push_back(std::move(entry));
-  }
+  });
 
   if (errors.empty() && entries.empty())
     return Status::InvalidInput(path + ": the trace has no entries");

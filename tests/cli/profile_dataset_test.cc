@@ -9,7 +9,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,20 +21,13 @@ namespace {
 
 using json = nlohmann::json;
 using testing::Ran;
+using testing::ReadJsonLines;
 
 const std::string kShareGpt = testing::Testdata("datasets/sharegpt_small.json");
 
 Ran RunProfile(const testing::TempDir& dir, std::vector<std::string> args) {
   args.insert(args.begin(), "profile");
   return testing::RunStagegate(dir, std::move(args));
-}
-
-std::vector<json> ReadJsonLines(const std::string& path) {
-  std::vector<json> lines;
-  std::istringstream in(testing::ReadText(path));
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(json::parse(line));
-  return lines;
 }
 
 // A server that answers every request with a short whole chat answer and keeps the requests.
@@ -153,7 +145,7 @@ TEST_CASE("profile --dataset refuses a malformed dataset line by line and sends 
 
 TEST_CASE("profile --dataset takes no other prompt source", "[cli][profile][dataset]") {
   testing::TempDir dir;
-  for (const std::string& other : {"--corpus", "--trace", "--input-tokens"}) {
+  for (const std::string other : {"--corpus", "--trace", "--input-tokens"}) {
     INFO(other);
     Ran ran = RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--dataset",
                                kShareGpt, other, "100"});
