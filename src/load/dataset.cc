@@ -255,6 +255,63 @@ void ReadShareGptEntry(const json& object, const TokenCounter& count, DatasetEnt
   entry.messages = std::move(turns);
 }
 
+// Reads one entry into `dataset` (kept, skipped or left out by a filter), or its problems.
+void ReadUnit(const Unit& unit, const DatasetOptions& options, const TokenCounter& count,
+              Dataset& dataset, Problems& problems) {
+  ParsedJson parsed = ParseJson(unit.text);
+  if (!parsed.problem.empty()) {
+    const size_t at = std::min(parsed.byte > 0 ? parsed.byte - 1 : 0, unit.text.size());
+    const std::string_view before = unit.text.substr(0, at);
+    const size_t newline = before.rfind('\n');
+    const size_t column = newline == std::string_view::npos ? at + 1 : at - newline;
+    problems.Add(unit.line + CountNewlines(before),
+                 parsed.byte > 0 ? "column " + std::to_string(column) + ": " + parsed.problem
+                                 : parsed.problem);
+    return;
+  }
+  if (!parsed.value.is_object()) {
+    problems.Add(unit.line, "expected a JSON object, got " + ShownJson(parsed.value));
+    return;
+  }
+  DatasetEntry entry{.line = unit.line};
+  std::vector<std::string> found;
+  bool no_user_turn = false;
+  if (dataset.format == DatasetFormat::kShareGpt)
+    ReadShareGptEntry(parsed.value, count, entry, found, no_user_turn);
+  else
+    ReadPromptEntry(parsed.value, entry, found);
+  size_t bytes = entry.prompt.size();
+  for (const DatasetMessage& message : entry.messages)
+    bytes += message.content.size();
+  if (found.empty() && bytes > options.max_prompt_bytes)
+    found.push_back("the prompt is " + std::to_string(bytes) + " bytes, over the limit of " +
+                    DescribeBytes(options.max_prompt_bytes));
+  for (std::string& problem : found)
+    problems.Add(unit.line, std::move(problem));
+  ++dataset.read;
+  if (!found.empty()) return;
+  if (no_user_turn) {
+    ++dataset.without_user_turn;
+    return;
+  }
+  if (entry.messages.empty()) {
+    entry.input_tokens = count(entry.prompt);
+  } else {
+    for (const DatasetMessage& message : entry.messages)
+      entry.input_tokens += count(message.content);
+  }
+  if (options.min_tokens && entry.input_tokens < *options.min_tokens) {
+    ++dataset.too_short;
+  } else if (options.max_tokens && entry.input_tokens > *options.max_tokens) {
+    ++dataset.too_long;
+  } else if (options.max_output_tokens && entry.output_tokens &&
+             *entry.output_tokens > *options.max_output_tokens) {
+    ++dataset.too_much_output;
+  } else {
+    dataset.entries.push_back(std::move(entry));
+  }
+}
+
 }  // namespace
 
 std::string_view DatasetFormatName(DatasetFormat format) {
@@ -298,9 +355,11 @@ DatasetLoad ParseDataset(const std::string& path, std::string_view text,
   }
   std::vector<Unit> units;
   if (array) {
-    // A byte that is not UTF-8 can sit in any entry: name its line, then read nothing else.
-    (void)SplitLines(text, problems);
-    if (problems.empty()) units = SplitArray(text, problems);
+    // A byte that is not UTF-8 can sit in any entry: name its lines, then read nothing else.
+    if (FirstInvalidUtf8(text))
+      (void)SplitLines(text, problems);
+    else
+      units = SplitArray(text, problems);
   } else {
     units = SplitLines(text, problems);
   }
@@ -310,60 +369,8 @@ DatasetLoad ParseDataset(const std::string& path, std::string_view text,
                  "more entries than the limit of " + std::to_string(options.max_entries));
     units.resize(static_cast<size_t>(options.max_entries));
   }
-  for (const Unit& unit : units) {
-    ParsedJson parsed = ParseJson(unit.text);
-    if (!parsed.problem.empty()) {
-      const size_t at = std::min(parsed.byte > 0 ? parsed.byte - 1 : 0, unit.text.size());
-      const std::string_view before = unit.text.substr(0, at);
-      const size_t newline = before.rfind('\n');
-      const size_t column = newline == std::string_view::npos ? at + 1 : at - newline;
-      problems.Add(unit.line + CountNewlines(before),
-                   parsed.byte > 0 ? "column " + std::to_string(column) + ": " + parsed.problem
-                                   : parsed.problem);
-      continue;
-    }
-    if (!parsed.value.is_object()) {
-      problems.Add(unit.line, "expected a JSON object, got " + ShownJson(parsed.value));
-      continue;
-    }
-    DatasetEntry entry{.line = unit.line};
-    std::vector<std::string> found;
-    bool no_user_turn = false;
-    if (dataset.format == DatasetFormat::kShareGpt)
-      ReadShareGptEntry(parsed.value, count, entry, found, no_user_turn);
-    else
-      ReadPromptEntry(parsed.value, entry, found);
-    size_t bytes = entry.prompt.size();
-    for (const DatasetMessage& message : entry.messages)
-      bytes += message.content.size();
-    if (found.empty() && bytes > options.max_prompt_bytes)
-      found.push_back("the prompt is " + std::to_string(bytes) + " bytes, over the limit of " +
-                      DescribeBytes(options.max_prompt_bytes));
-    for (std::string& problem : found)
-      problems.Add(unit.line, std::move(problem));
-    ++dataset.read;
-    if (!found.empty()) continue;
-    if (no_user_turn) {
-      ++dataset.without_user_turn;
-      continue;
-    }
-    if (entry.messages.empty()) {
-      entry.input_tokens = count(entry.prompt);
-    } else {
-      for (const DatasetMessage& message : entry.messages)
-        entry.input_tokens += count(message.content);
-    }
-    if (options.min_tokens && entry.input_tokens < *options.min_tokens) {
-      ++dataset.too_short;
-    } else if (options.max_tokens && entry.input_tokens > *options.max_tokens) {
-      ++dataset.too_long;
-    } else if (options.max_output_tokens && entry.output_tokens &&
-               *entry.output_tokens > *options.max_output_tokens) {
-      ++dataset.too_much_output;
-    } else {
-      dataset.entries.push_back(std::move(entry));
-    }
-  }
+  for (const Unit& unit : units)
+    ReadUnit(unit, options, count, dataset, problems);
   if (problems.empty() && dataset.entries.empty())
     problems.Add(0, dataset.read == 0 ? std::string("the dataset has no entries")
                                       : "no entry is left: " + dataset.Describe(options));
