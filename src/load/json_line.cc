@@ -16,6 +16,29 @@ std::string ParserDetail(const json::exception& error) {
   return bracket == std::string::npos ? text : text.substr(bracket + 2);
 }
 
+// Whether arrays and objects in `text` nest deeper than kMaxJsonDepth, counted outside strings:
+// nlohmann parses any depth, but printing or copying such a value recurses once a level.
+bool TooDeep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t at = 0; at < text.size(); ++at) {
+    const char c = text[at];
+    if (in_string) {
+      if (c == '\\')
+        ++at;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string ShownJson(const json& value) {
@@ -26,6 +49,11 @@ std::string ShownJson(const json& value) {
 
 ParsedJson ParseJson(std::string_view text) {
   ParsedJson parsed;
+  if (TooDeep(text)) {
+    parsed.problem =
+        "arrays and objects nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return parsed;
+  }
   try {
     parsed.value = json::parse(text);
   } catch (const json::parse_error& error) {

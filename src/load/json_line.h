@@ -20,9 +20,13 @@ struct ParsedJson {
   size_t byte = 0;      // a syntax error's byte in the text, from 1; 0 for other problems
 };
 
+/// The deepest nesting of arrays and objects ParseJson accepts.
+inline constexpr int kMaxJsonDepth = 100;
+
 /// Parses `text` as one JSON value. Never throws: a syntax error's problem is "not JSON: " and
 /// the parser's own words without its "[json.exception...] at line, column" preamble; a number
-/// beyond a double's range (1e400), which nlohmann will not read, is also a problem.
+/// beyond a double's range (1e400), which nlohmann will not read, and nesting deeper than
+/// kMaxJsonDepth are also problems.
 ParsedJson ParseJson(std::string_view text);
 
 /// Calls `visit(number, line)` for each line of `text` that is not blank (only spaces, tabs and

@@ -202,6 +202,9 @@ TEST_CASE("bounds on the file, the prompt and the entries are problems", "[datas
       Parse("{\"prompt\": \"a\"}\n{\"prompt\": \"b\"}\n\n{\"prompt\": \"c\"}\n", {.max_entries = 2})
           .Message() == "d.jsonl:4: more entries than the limit of 2");
   CHECK(Parse("\n \n").Message() == "d.jsonl: the dataset has no entries");
+  CHECK(Parse(std::string(1'000'000, '[') + std::string(1'000'000, ']') + "\n").Message() ==
+        "d.jsonl:1: arrays and objects nested deeper than 100 levels");
+  CHECK(Parse("{\"prompt\": \"" + std::string(200, '[') + "\", \"meta\": [[[[1]]]]}\n").dataset);
 
   std::string many;
   for (int i = 0; i < 150; ++i)
