@@ -524,6 +524,7 @@ json ProfileCommand::InputConfig() const {
     return value ? json(*value) : json(nullptr);
   };
   return {{"dataset", dataset_path_},
+          {"sha256", dataset_->sha256},
           {"format", load::DatasetFormatName(dataset_->format)},
           {"entries", dataset_->entries.size()},
           {"min_tokens", optional(options.min_tokens)},

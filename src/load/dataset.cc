@@ -340,10 +340,12 @@ DatasetLoad ParseDataset(const std::string& path, std::string_view text,
     problems.MoveTo(load);
     return load;
   }
+  const std::string sha256 = Sha256Hex(text);
   if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
   Dataset dataset{.path = path,
                   .format = options.format.value_or(DetectDatasetFormat(text)),
-                  .estimated = !options.count_tokens};
+                  .estimated = !options.count_tokens,
+                  .sha256 = sha256};
   const TokenCounter count = options.count_tokens ? options.count_tokens : EstimateTokens;
   const size_t first = text.find_first_not_of(" \t\r\n");
   const bool array = first != std::string_view::npos && text[first] == '[';

@@ -80,13 +80,14 @@ struct Dataset {
   std::string path;
   DatasetFormat format = DatasetFormat::kJsonl;
   bool estimated = true;              // token counts are EstimateTokens's, not a tokenizer's
+  std::string sha256;                 // of the file's bytes, so that a run records what it sent
   std::vector<DatasetEntry> entries;  // in file order, after the filters
   int64_t read = 0;                   // entries read before the filters
   int64_t without_user_turn = 0;      // ShareGPT entries skipped: no human turn
   int64_t too_short = 0, too_long = 0, too_much_output = 0;  // left out by the filters
 
-  /// One line for people: "120 prompts of data.json (sharegpt; 3 without a user turn skipped,
-  /// 7 over 2000 tokens left out; tokens estimated)".
+  /// One line for people: "2 of 3 entries of s.json (sharegpt; 1 without a user turn skipped,
+  /// tokens estimated as bytes / 4)"; `options` gives the filters' limits.
   std::string Describe(const DatasetOptions& options) const;
 };
 

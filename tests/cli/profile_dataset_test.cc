@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/hashing.h"
 #include "http_test_server.h"
 #include "sim/sim_server.h"
 #include "test_util.h"
@@ -86,6 +87,7 @@ TEST_CASE("profile --dataset sends each conversation of a ShareGPT file as its m
   CHECK(profile["config"]["input"]["format"] == "sharegpt");
   CHECK(profile["config"]["input"]["entries"] == 3);
   CHECK(profile["config"]["input"]["tokens"] == "estimated");
+  CHECK(profile["config"]["input"]["sha256"] == Sha256Hex(testing::ReadText(kShareGpt)));
 }
 
 TEST_CASE("profile --dataset against the reference application records every request",
