@@ -136,7 +136,7 @@ Status Runner::Prepare(Plan& plan) {
     PlanStage stage{.effective = stages[i]};
     stage.skipped = !settings_.only_stage.empty() && stages[i].name != settings_.only_stage;
     Result<StageRequests> requests =
-        StageRequests::Make(bundle_, stages[i], plan.endpoint, Dataset());
+        StageRequests::Make(bundle_, stages[i], plan.endpoint, InputDataset());
     if (!requests.ok() && !stage.skipped) errors.push_back(requests.status().message());
     if (requests.ok()) stage.requests = std::move(*requests);
     for (const manifest::LoadPhase& phase : scenario.phases) {
@@ -207,7 +207,7 @@ Status Runner::Prepare(Plan& plan) {
     // The requests were built before the sim had a port: build them again against it.
     for (PlanStage& stage : plan.stages) {
       Result<StageRequests> requests =
-          StageRequests::Make(bundle_, stage.effective, plan.endpoint, Dataset());
+          StageRequests::Make(bundle_, stage.effective, plan.endpoint, InputDataset());
       if (requests.ok()) stage.requests = std::move(*requests);
     }
   } else if (plan.endpoint.base_url.empty()) {

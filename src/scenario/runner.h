@@ -196,7 +196,7 @@ class Runner {
   Status SampleAtRest(const StageRequests& requests, const std::string& stage,
                       std::optional<int64_t> steady_phase_id, RunReport& report);
 
-  const load::Dataset* Dataset() const { return dataset_ ? &*dataset_ : nullptr; }
+  const load::Dataset* InputDataset() const { return dataset_ ? &*dataset_ : nullptr; }
 
   const manifest::Bundle& bundle_;
   RunSettings settings_;
