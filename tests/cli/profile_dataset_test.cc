@@ -90,6 +90,25 @@ TEST_CASE("profile --dataset sends each conversation of a ShareGPT file as its m
   CHECK(profile["config"]["input"]["sha256"] == Sha256Hex(testing::ReadText(kShareGpt)));
 }
 
+TEST_CASE("profile --dataset sends the last user turn as a completions prompt",
+          "[cli][profile][dataset]") {
+  auto server = AnsweringServer();
+  testing::TempDir dir;
+  Ran ran = RunProfile(
+      dir, {"--url", server->base() + "/v1", "--model", "m", "--no-stream", "--endpoint",
+            "completions", "--dataset", kShareGpt, "--requests", "3", "--out", dir / "out"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  std::set<std::string> prompts;
+  for (const std::string& request : server->requests()) {
+    const json body = BodyOf(request);
+    CHECK_FALSE(body.contains("messages"));
+    prompts.insert(body["prompt"].get<std::string>());
+  }
+  CHECK(prompts == std::set<std::string>{"Hello, who are you?", "And of Italy?",
+                                         "List three colours of the rainbow."});
+}
+
 TEST_CASE("profile --dataset against the reference application records every request",
           "[cli][profile][dataset]") {
   Result<std::unique_ptr<sim::SimServer>> sim =
