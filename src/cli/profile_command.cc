@@ -14,9 +14,11 @@
 #include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/profile_options.h"
 #include "cli/profile_report.h"
 #include "cli/run_support.h"
 #include "http/openai_request.h"
+#include "load/dataset.h"
 #include "load/engine.h"
 #include "load/metrics.h"
 #include "load/progress.h"
@@ -34,24 +36,6 @@ namespace stagegate::cli {
 namespace {
 
 using json = nlohmann::json;
-
-// "AT:DURATION:RATE", seconds and requests/s.
-Result<load::RateSpike> ParseSpike(const std::string& text) {
-  const std::vector<std::string> parts = Split(text, ':');
-  double values[3] = {};
-  bool ok = parts.size() == 3;
-  for (size_t i = 0; ok && i < 3; ++i) {
-    char* end = nullptr;
-    values[i] = std::strtod(parts[i].c_str(), &end);
-    ok = !parts[i].empty() && *end == '\0' && values[i] >= 0 && values[i] <= 604'800;
-  }
-  ok = ok && values[1] > 0 && values[2] > 0 && values[2] <= 1e5;
-  if (!ok)
-    return Status::InvalidInput("--spike '" + text +
-                                "': expected AT_S:DURATION_S:RATE, each within a week and the "
-                                "rate at most 100,000 requests/s");
-  return load::RateSpike{.at_s = values[0], .duration_s = values[1], .rate = values[2]};
-}
 
 class ProfileCommand : public Command {
  public:
@@ -88,15 +72,15 @@ class ProfileCommand : public Command {
     app.add_option("--when-full", when_full_, "Under the cap: queue (and record the wait) or drop")
         ->check(CLI::IsMember({"queue", "drop"}))
         ->capture_default_str();
-    app.add_option("--trace", trace_,
-                   "Replay a JSONL trace (timestamp ms, input_length, output_length)");
+    CLI::Option* trace = app.add_option(
+        "--trace", trace_, "Replay a JSONL trace (timestamp ms, input_length, output_length)");
     app.add_option("--trace-block-tokens", block_tokens_,
                    "Tokens of the prompt each of a trace entry's hash_ids stands for (Mooncake's)")
         ->capture_default_str()
         ->check(Between(1, 1e6));
     app.add_option("--shared-prefix", shared_prefix_,
                    "COUNT:TOKENS[:SHARE]: synthetic prompts start with one of COUNT prefixes")
-        ->excludes("--trace");
+        ->excludes(trace);
     app.add_option("--speedup", speedup_, "Trace replay speed factor")
         ->capture_default_str()
         ->check(Between(0.001, 1e6));
@@ -109,13 +93,41 @@ class ProfileCommand : public Command {
     app.add_option("--grace", grace_s_, "Seconds requests in flight at the end may finish")
         ->capture_default_str()
         ->check(Between(0, 3600));
-    app.add_option("--input-tokens", input_tokens_, "Synthetic prompt length MEAN[:STD] in tokens")
-        ->capture_default_str();
+    CLI::Option* input_tokens = app.add_option("--input-tokens", input_tokens_,
+                                               "Synthetic prompt length MEAN[:STD] in tokens")
+                                    ->capture_default_str();
     app.add_option("--output-tokens", output_tokens_,
-                   "Requested output length MEAN[:STD] (max_tokens)")
+                   "Requested output length MEAN[:STD] (max_tokens); with --dataset, its mean for "
+                   "entries that give none")
         ->capture_default_str();
-    app.add_option("--corpus", corpus_dir_,
-                   "Send the prompts of this corpus's tasks instead of synthetic ones");
+    CLI::Option* corpus =
+        app.add_option("--corpus", corpus_dir_,
+                       "Send the prompts of this corpus's tasks instead of synthetic ones");
+    CLI::Option* dataset =
+        app.add_option("--dataset", dataset_path_,
+                       "Send the prompts of this dataset file instead of synthetic ones: JSONL "
+                       "of {\"prompt\"} or {\"messages\"} objects, or ShareGPT conversations; "
+                       "--seed picks the order")
+            ->excludes(corpus)
+            ->excludes(trace)
+            ->excludes(input_tokens);
+    app.add_option("--dataset-format", dataset_format_,
+                   "jsonl or sharegpt (default: sharegpt when the file starts with '[', else "
+                   "jsonl)")
+        ->check(CLI::IsMember({"jsonl", "sharegpt"}))
+        ->needs(dataset);
+    app.add_option("--dataset-min-tokens", dataset_min_tokens_,
+                   "Leave out dataset prompts of fewer tokens (estimated as bytes / 4)")
+        ->check(Between(1, 1e6))
+        ->needs(dataset);
+    app.add_option("--dataset-max-tokens", dataset_max_tokens_,
+                   "Leave out dataset prompts of more tokens (estimated as bytes / 4)")
+        ->check(Between(1, 1e7))
+        ->needs(dataset);
+    app.add_option("--dataset-max-output-tokens", dataset_max_output_tokens_,
+                   "Leave out dataset entries that ask for more output tokens")
+        ->check(Between(1, 1e6))
+        ->needs(dataset);
     app.add_option("--extra-inputs", extra_inputs_,
                    "JSON fields merged into every body, e.g. ignore_eos:true,min_tokens:128");
     app.add_option("--header", headers_, "Extra request header 'Name: value' (repeatable)");
@@ -197,7 +209,6 @@ class ProfileCommand : public Command {
     std::optional<double> offered_rate;
   };
   Status Prepare();
-  Status CheckHeaders() const;
   Status PlanLevels();
   Result<LevelPlan> PlanLevel(const std::string& kind, double value) const;
   Result<ProfileLevel> RunLevel(const LevelPlan& plan, scenario::StepRunner& steps);
@@ -206,6 +217,13 @@ class ProfileCommand : public Command {
   load::RequestSpec MakeRequest(int64_t sequence) const;
   Result<std::vector<load::Arrival>> Schedule(double rate) const;
   json Config() const;
+  json InputConfig() const;
+  load::DatasetOptions DatasetOptions() const {
+    return {.format = load::DatasetFormatFromName(dataset_format_),
+            .min_tokens = dataset_min_tokens_,
+            .max_tokens = dataset_max_tokens_,
+            .max_output_tokens = dataset_max_output_tokens_};
+  }
 
   std::string url_, model_, endpoint_ = "chat";
   bool no_stream_ = false;
@@ -227,6 +245,8 @@ class ProfileCommand : public Command {
   double grace_s_ = 5;
   std::string input_tokens_ = "550", output_tokens_ = "128";
   std::string corpus_dir_;
+  std::string dataset_path_, dataset_format_;
+  std::optional<int64_t> dataset_min_tokens_, dataset_max_tokens_, dataset_max_output_tokens_;
   std::string extra_inputs_;
   std::vector<std::string> headers_;
   std::string api_key_env_;
@@ -253,6 +273,7 @@ class ProfileCommand : public Command {
   load::SyntheticOptions synthetic_;
   std::vector<load::TraceEntry> trace_entries_;
   std::optional<manifest::Corpus> corpus_;
+  std::optional<load::Dataset> dataset_;
   std::vector<std::string> request_headers_;  // may hold the API key: never printed or stored
   Redactor redactor_;                         // the API key and the URL's password
   std::vector<load::RateSpike> rate_spikes_;
@@ -351,7 +372,7 @@ Status ProfileCommand::Prepare() {
     check(shard.status());
     if (shard.ok()) shard_ = *shard;
   }
-  check(CheckHeaders());
+  check(CheckHeaders(headers_, !api_key_env_.empty()));
   request_headers_ = headers_;
   if (!api_key_env_.empty()) {
     const char* key = std::getenv(api_key_env_.c_str());
@@ -377,6 +398,15 @@ Status ProfileCommand::Prepare() {
       errors.push_back(corpus_dir_ + ": the corpus has no tasks");
     if (corpus_) criteria_.refusal_tasks = scenario::RefusalTasks(*corpus_);
   }
+  if (dataset_min_tokens_ && dataset_max_tokens_ && *dataset_min_tokens_ > *dataset_max_tokens_)
+    errors.push_back("--dataset-min-tokens is above --dataset-max-tokens");
+  if (!dataset_path_.empty() && errors.empty()) {
+    load::DatasetLoad loaded = load::LoadDataset(dataset_path_, DatasetOptions());
+    if (loaded.dataset)
+      dataset_ = std::move(loaded.dataset);
+    else
+      errors.push_back(loaded.Message());
+  }
   if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
 
   body_ = {.api = endpoint_ == "chat" ? http::ApiKind::kChat : http::ApiKind::kCompletions,
@@ -387,40 +417,6 @@ Status ProfileCommand::Prepare() {
   while (!base.empty() && base.back() == '/')
     base.pop_back();
   endpoint_url_ = base + http::ApiPath(body_.api);
-  return Status::Ok();
-}
-
-// Each --header must be "Name: value" with a token for a name and no control character in the
-// value (a CR or LF would inject a header), every name once, and Authorization not beside
-// --api-key-env: a request carries one. Messages name headers, never their values.
-Status ProfileCommand::CheckHeaders() const {
-  std::vector<std::string> errors;
-  std::vector<std::string> names;
-  for (const std::string& header : headers_) {
-    const size_t colon = header.find(':');
-    if (colon == std::string::npos) {
-      errors.push_back("--header '" + header + "': expected 'Name: value'");
-      continue;
-    }
-    const std::string name = header.substr(0, colon);
-    std::string_view value = std::string_view(header).substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
-      value.remove_prefix(1);
-    if (std::optional<std::string> problem = HeaderProblem(name, value)) {
-      errors.push_back("--header: " + *problem);
-      continue;
-    }
-    for (const std::string& earlier : names)
-      if (SameHeaderName(earlier, name))
-        errors.push_back("--header '" + name + "' is given twice (also as '" + earlier +
-                         "'; names are case-insensitive)");
-    names.push_back(name);
-    if (!api_key_env_.empty() && SameHeaderName(name, "Authorization"))
-      errors.push_back("--header '" + name +
-                       "' and --api-key-env both send an Authorization "
-                       "header; give one of them");
-  }
-  if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
   return Status::Ok();
 }
 
@@ -442,6 +438,15 @@ load::RequestSpec ProfileCommand::MakeRequest(int64_t sequence) const {
       spec.body = http::BuildRequestBody(
           body, task.messages.empty() ? task.prompt : task.messages.back().content);
     }
+    return spec;
+  }
+  if (dataset_) {
+    const load::DatasetEntry& entry =
+        dataset_->entries[load::DatasetIndex(seed_, sequence, dataset_->entries.size())];
+    body.max_tokens = std::llround(synthetic_.output_tokens.mean);
+    spec.body = load::DatasetRequestBody(body, entry);
+    spec.requested_input_tokens = entry.input_tokens;
+    spec.requested_output_tokens = entry.output_tokens.value_or(*body.max_tokens);
     return spec;
   }
   load::SyntheticOptions options = synthetic_;
@@ -517,9 +522,7 @@ json ProfileCommand::Config() const {
           {"duration_s", duration_s_ ? json(*duration_s_) : json(nullptr)},
           {"warmup", warmup_},
           {"grace_s", grace_s_},
-          {"input",
-           corpus_ ? json({{"corpus", corpus_dir_}})
-                   : json({{"input_tokens", input_tokens_}, {"output_tokens", output_tokens_}})},
+          {"input", InputConfig()},
           {"extra_inputs", body_.extra},
           {"headers", header_names},
           {"api_key_env", api_key_env_},
@@ -531,6 +534,24 @@ json ProfileCommand::Config() const {
            {{"connect", timeouts_.connect_ms},
             {"first_token", timeouts_.first_token_ms},
             {"total", timeouts_.total_ms}}}};
+}
+
+json ProfileCommand::InputConfig() const {
+  if (corpus_) return {{"corpus", corpus_dir_}};
+  if (!dataset_) return {{"input_tokens", input_tokens_}, {"output_tokens", output_tokens_}};
+  const load::DatasetOptions options = DatasetOptions();
+  const auto optional = [](const std::optional<int64_t>& value) {
+    return value ? json(*value) : json(nullptr);
+  };
+  return {{"dataset", dataset_path_},
+          {"sha256", dataset_->sha256},
+          {"format", load::DatasetFormatName(dataset_->format)},
+          {"entries", dataset_->entries.size()},
+          {"min_tokens", optional(options.min_tokens)},
+          {"max_tokens", optional(options.max_tokens)},
+          {"max_output_tokens", optional(options.max_output_tokens)},
+          {"tokens", dataset_->estimated ? "estimated" : "counted"},
+          {"output_tokens", output_tokens_}};
 }
 
 Result<ProfileCommand::LevelPlan> ProfileCommand::PlanLevel(const std::string& kind,
@@ -633,20 +654,6 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
   return level;
 }
 
-Status WriteOutputs(const std::string& out_dir, const json& profile,
-                    const std::vector<ProfileLevel>& levels,
-                    const std::vector<load::RequestRecord>& records) {
-  std::error_code made;
-  std::filesystem::create_directories(out_dir, made);
-  if (made) return Status::IoError(out_dir + ": " + made.message());
-  SG_RETURN_IF_ERROR(
-      WriteFileAtomically(out_dir + "/profile.json",
-                          profile.dump(2, ' ', false, json::error_handler_t::replace) + "\n"));
-  SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/profile.csv", ProfileCsv(levels)));
-  SG_RETURN_IF_ERROR(WriteRequestsJsonl(out_dir + "/requests.jsonl", records));
-  return Status::Ok();
-}
-
 ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& console) {
   const auto fail = [&console](const Status& status, ExitCode code) {
     for (const std::string& line : Split(status.message(), '\n'))
@@ -655,6 +662,7 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   };
   if (Status prepared = Prepare(); !prepared.ok()) return fail(prepared, ExitCode::kInvalidInput);
   if (Status planned = PlanLevels(); !planned.ok()) return fail(planned, ExitCode::kInvalidInput);
+  if (dataset_) console.Line("input: " + dataset_->Describe(DatasetOptions()));
   const json config = Config();
   const std::string fingerprint =
       Sha256Hex(config.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -746,12 +754,10 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   // Record times are ns from this steady-clock reading (CLOCK_MONOTONIC), so they can be set
   // beside a server's own timestamps on the same machine.
   profile["origin_steady_ns"] = steps.context().origin_ns;
-  if (Status written = WriteOutputs(out_dir, profile, levels, records_); !written.ok())
-    return fail(written, ExitCode::kRuntimeFailure);
   Result<std::vector<std::string>> aiperf =
-      WriteProfileAiperf(out_dir, config, run_id, levels, records_, slos_,
-                         corpus_ || !trace_entries_.empty() ? nullptr : &synthetic_,
-                         WallNsAtSteady(steps.context().origin_ns));
+      WriteProfileOutputs(out_dir, profile, levels, records_, slos_,
+                          corpus_ || dataset_ || !trace_entries_.empty() ? nullptr : &synthetic_,
+                          WallNsAtSteady(steps.context().origin_ns));
   if (!aiperf.ok()) return fail(aiperf.status(), ExitCode::kRuntimeFailure);
   if (Status marked = (*store)->SetRunStatus(
           run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
+#include "base/files.h"
 #include "base/strings.h"
 #include "base/version.h"
 #include "cli/run_support.h"
@@ -301,6 +303,25 @@ Result<std::vector<std::string>> WriteProfileAiperf(
     written.push_back(dir);
   }
   return written;
+}
+
+Result<std::vector<std::string>> WriteProfileOutputs(const std::string& out_dir,
+                                                     const nlohmann::json& profile,
+                                                     const std::vector<ProfileLevel>& levels,
+                                                     std::span<const load::RequestRecord> records,
+                                                     const std::vector<load::Slo>& slos,
+                                                     const load::SyntheticOptions* synthetic,
+                                                     int64_t wall_origin_ns) {
+  std::error_code made;
+  std::filesystem::create_directories(out_dir, made);
+  if (made) return Status::IoError(out_dir + ": " + made.message());
+  SG_RETURN_IF_ERROR(WriteFileAtomically(
+      out_dir + "/profile.json",
+      profile.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+  SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/profile.csv", ProfileCsv(levels)));
+  SG_RETURN_IF_ERROR(WriteRequestsJsonl(out_dir + "/requests.jsonl", records));
+  return WriteProfileAiperf(out_dir, profile["config"], profile.value("run_id", ""), levels,
+                            records, slos, synthetic, wall_origin_ns);
 }
 
 }  // namespace stagegate::cli

@@ -59,6 +59,16 @@ std::vector<std::string> CapacityLines(const std::vector<ProfileLevel>& levels,
 /// profile.csv: one row per level.
 std::string ProfileCsv(const std::vector<ProfileLevel>& levels);
 
+/// Writes profile.json (`profile`), profile.csv, requests.jsonl and the AIPerf-compatible
+/// exports (WriteProfileAiperf) under `out_dir`, creating it; returns the AIPerf directories.
+Result<std::vector<std::string>> WriteProfileOutputs(const std::string& out_dir,
+                                                     const nlohmann::json& profile,
+                                                     const std::vector<ProfileLevel>& levels,
+                                                     std::span<const load::RequestRecord> records,
+                                                     const std::vector<load::Slo>& slos,
+                                                     const load::SyntheticOptions* synthetic,
+                                                     int64_t wall_origin_ns);
+
 /// Writes each level's AIPerf-compatible export (profile_export_aiperf.json and .csv): into
 /// `out_dir` itself for a profile of one level, else into out_dir/aiperf/<kind><value> for each
 /// ("aiperf/concurrency8", "aiperf/request_rate12.5"), as AIPerf keeps a directory per level of

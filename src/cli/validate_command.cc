@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
+#include "scenario/stage_requests.h"
 #include "sim/profile.h"
 
 namespace stagegate::cli {
@@ -205,6 +206,12 @@ class ValidateCommand : public Command {
     if (bundle && bundle->scenario.target.kind == TargetKind::kSim &&
         !sim::LoadSimProfile(bundle->scenario.target.sim_profile, diagnostics))
       bundle.reset();
+    // The dataset is read as the run will read it, so that its bad lines show now.
+    std::optional<load::Dataset> dataset;
+    if (bundle && bundle->scenario.input.source == InputSource::kDataset) {
+      dataset = scenario::LoadInputDataset(bundle->scenario, diagnostics);
+      if (!dataset) bundle.reset();
+    }
     if (!bundle) {
       for (const Diagnostic& diagnostic : diagnostics.Sorted())
         console.Error(diagnostic.ToString());
@@ -222,6 +229,9 @@ class ValidateCommand : public Command {
       console.Line(out.dump(2));
     } else {
       PrintSummary(console, *bundle, fingerprint);
+      if (dataset)
+        console.Line("dataset      " +
+                     dataset->Describe(scenario::InputDatasetOptions(bundle->scenario.input)));
     }
     return ExitCode::kOk;
   }

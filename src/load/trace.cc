@@ -8,29 +8,12 @@
 #include <string_view>
 
 #include "base/files.h"
+#include "load/json_line.h"
 
 namespace stagegate::load {
 namespace {
 
 using nlohmann::json;
-
-// A JSON value quoted in a message, cut short when long.
-std::string Shown(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return text;
-}
-
-// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,
-// column 5: " preamble: the caller puts the line and column in front in our own form.
-std::string ParserDetail(const json::exception& error) {
-  const std::string text = error.what();
-  const size_t column = text.find("column ");
-  const size_t detail = column == std::string::npos ? column : text.find(": ", column);
-  if (detail != std::string::npos) return text.substr(detail + 2);
-  const size_t bracket = text.find("] ");
-  return bracket == std::string::npos ? text : text.substr(bracket + 2);
-}
 
 std::string Ms(double value) {
   char buffer[32];
@@ -56,7 +39,7 @@ void ReadEntry(const json& object, TraceEntry& entry, std::vector<std::string>& 
   } else if (!timestamp->is_number() || !std::isfinite(timestamp->get<double>()) ||
              timestamp->get<double>() < 0 || timestamp->get<double>() > kMaxTraceMs) {
     problems.push_back("'timestamp' must be a number from 0 to " + Ms(kMaxTraceMs) +
-                       " (milliseconds), got " + Shown(*timestamp));
+                       " (milliseconds), got " + ShownJson(*timestamp));
   } else {
     entry.timestamp_ms = timestamp->get<double>();
   }
@@ -70,7 +53,7 @@ void ReadEntry(const json& object, TraceEntry& entry, std::vector<std::string>& 
       *field = *number;
     } else {
       problems.push_back(std::string("'") + key + "' must be an integer from 1 to " +
-                         std::to_string(kMaxTraceTokens) + ", got " + Shown(*value));
+                         std::to_string(kMaxTraceTokens) + ", got " + ShownJson(*value));
     }
   }
 
@@ -83,16 +66,12 @@ void ReadEntry(const json& object, TraceEntry& entry, std::vector<std::string>& 
                  id.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
       });
   if (!integers) {
-    problems.push_back("'hash_ids' must be an array of integers, got " + Shown(*hash_ids));
+    problems.push_back("'hash_ids' must be an array of integers, got " + ShownJson(*hash_ids));
     return;
   }
   entry.hash_ids.reserve(hash_ids->size());
   for (const json& id : *hash_ids)
     entry.hash_ids.push_back(id.get<int64_t>());
-}
-
-bool IsBlank(std::string_view line) {
-  return line.find_first_not_of(" \t\r") == std::string_view::npos;
 }
 
 }  // namespace
@@ -112,29 +91,17 @@ Result<std::vector<TraceEntry>> LoadTrace(const std::string& path) {
     }
   };
 
-  std::string_view rest = *text;
-  for (int64_t number = 1; !rest.empty(); ++number) {
-    const size_t newline = rest.find('\n');
-    std::string_view line = rest.substr(0, newline);
-    rest = newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (IsBlank(line)) continue;
-
+  ForEachLine(*text, [&](int64_t number, std::string_view line) {
     const std::string where = path + ":" + std::to_string(number);
-    json object;
-    try {
-      object = json::parse(line);
-    } catch (const json::parse_error& error) {
-      report(where + ":" + std::to_string(error.byte), "not JSON: " + ParserDetail(error));
-      continue;
-    } catch (const json::out_of_range& error) {
-      // A number beyond a double's range (1e400) is JSON that nlohmann will not read.
-      report(where, ParserDetail(error));
-      continue;
+    ParsedJson parsed = ParseJson(line);
+    if (!parsed.problem.empty()) {
+      report(parsed.byte > 0 ? where + ":" + std::to_string(parsed.byte) : where, parsed.problem);
+      return;
     }
+    const json& object = parsed.value;
     if (!object.is_object()) {
-      report(where, "expected a JSON object, got " + Shown(object));
-      continue;
+      report(where, "expected a JSON object, got " + ShownJson(object));
+      return;
     }
     TraceEntry entry;
     std::vector<std::string> problems;
@@ -142,7 +109,7 @@ Result<std::vector<TraceEntry>> LoadTrace(const std::string& path) {
     for (const std::string& problem : problems)
       report(where, problem);
     if (problems.empty()) entries.push_back(std::move(entry));
-  }
+  });
 
   if (errors.empty() && entries.empty())
     return Status::InvalidInput(path + ": the trace has no entries");

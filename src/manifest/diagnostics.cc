@@ -7,6 +7,7 @@ namespace stagegate::manifest {
 
 std::string SourcePos::ToString() const {
   if (line <= 0) return file;
+  if (column <= 0) return file + ":" + std::to_string(line);
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);
 }
 

@@ -5,13 +5,14 @@
 
 namespace stagegate::manifest {
 
-/// A place in an input file. Lines and columns count from 1; line 0 means the file as a whole.
+/// A place in an input file. Lines and columns count from 1; line 0 means the file as a whole,
+/// column 0 the line as a whole.
 struct SourcePos {
   std::string file;
   int line = 0;
   int column = 0;
 
-  /// "file:line:col", or "file" for the whole file.
+  /// "file:line:col", "file:line" for a whole line, or "file" for the whole file.
   std::string ToString() const;
 };
 

@@ -79,6 +79,19 @@ json StageJson(const Stage& stage) {
   };
 }
 
+// A dataset input by what it holds: its sha256 (of the bytes, "" when it cannot be read: the
+// run refuses it then), not its path.
+json DatasetJson(const InputSpec& input) {
+  Result<std::string> text = ReadFile(input.dataset.resolved, size_t{1} << 30);
+  const auto optional = [](const std::optional<int64_t>& value) {
+    return value ? json(*value) : json(nullptr);
+  };
+  return {{"sha256", text.ok() ? Sha256Hex(*text) : ""},
+          {"format", input.dataset_format},
+          {"min_tokens", optional(input.min_tokens)},
+          {"max_tokens", optional(input.max_tokens)}};
+}
+
 json TokensJson(const std::optional<TokenDistribution>& tokens) {
   if (!tokens) return nullptr;
   return {{"mean", tokens->mean}, {"std", tokens->std}};
@@ -272,6 +285,12 @@ json CanonicalScenario(const Bundle& bundle) {
                   {{"connect_ms", t.timeouts.connect_ms},
                    {"first_token_ms", t.timeouts.first_token_ms},
                    {"total_ms", t.timeouts.total_ms}}}};
+  json input = {{"source", NameOf(s.input.source, kInputSourceNames)},
+                {"input_tokens", TokensJson(s.input.input_tokens)},
+                {"output_tokens", TokensJson(s.input.output_tokens)},
+                {"extra_body", s.input.extra_body}};
+  // Only a dataset input has the key, so that other scenarios keep their fingerprints.
+  if (s.input.source == InputSource::kDataset) input["dataset"] = DatasetJson(s.input);
   return {
       {"format", 1},
       {"name", s.name},
@@ -289,11 +308,7 @@ json CanonicalScenario(const Bundle& bundle) {
       {"rubric", rubric},
       {"target", target},
       {"stages", stages},
-      {"input",
-       {{"source", NameOf(s.input.source, kInputSourceNames)},
-        {"input_tokens", TokensJson(s.input.input_tokens)},
-        {"output_tokens", TokensJson(s.input.output_tokens)},
-        {"extra_body", s.input.extra_body}}},
+      {"input", input},
       {"phases", phases},
       {"thresholds", ThresholdsJson(s)},
       {"quality", QualityJson(s.quality)},

@@ -124,12 +124,17 @@ struct TokenDistribution {
   double std = 0;
 };
 
-enum class InputSource { kCorpus, kSynthetic };
+enum class InputSource { kCorpus, kSynthetic, kDataset };
 
 struct InputSpec {
   InputSource source = InputSource::kCorpus;
   std::optional<TokenDistribution> input_tokens;
   std::optional<TokenDistribution> output_tokens;
+  // source dataset: the file (relative to the scenario), "jsonl", "sharegpt" or "" (from its
+  // content), and the prompt lengths in tokens to keep.
+  PathRef dataset;
+  std::string dataset_format;
+  std::optional<int64_t> min_tokens, max_tokens;
   nlohmann::json extra_body = nlohmann::json::object();
 };
 
@@ -313,7 +318,9 @@ inline constexpr EnumName<Arrival> kArrivalNames[] = {
 inline constexpr EnumName<OnFull> kOnFullNames[] = {{OnFull::kQueue, "queue"},
                                                     {OnFull::kDrop, "drop"}};
 inline constexpr EnumName<InputSource> kInputSourceNames[] = {
-    {InputSource::kCorpus, "corpus"}, {InputSource::kSynthetic, "synthetic"}};
+    {InputSource::kCorpus, "corpus"},
+    {InputSource::kSynthetic, "synthetic"},
+    {InputSource::kDataset, "dataset"}};
 inline constexpr EnumName<LatencyMetric> kLatencyMetricNames[] = {
     {LatencyMetric::kTtft, "ttft"},
     {LatencyMetric::kTtst, "ttst"},

@@ -228,6 +228,43 @@ std::optional<TokenDistribution> ReadTokens(MapReader& parent, const std::string
   return tokens;
 }
 
+PathRef ReadPath(MapReader& map, const std::string& key) {
+  PathRef ref;
+  YAML::Node node = map.Get(key);
+  if (!node.IsDefined()) return ref;
+  ref.pos = map.file().Pos(node);
+  std::optional<std::string> path = ReadString(map.file(), node, "'" + key + "'");
+  if (!path) return ref;
+  ref.written = *path;
+  ref.resolved = ResolveRelativeTo(map.file().path(), *path);
+  return ref;
+}
+
+// The dataset keys of `input`, which only a dataset source takes. The file itself is read by the
+// runner (load/dataset.h), which reports its lines.
+void ReadDatasetInput(MapReader& map, InputSpec& input) {
+  const YamlFile& file = map.file();
+  input.dataset = ReadPath(map, "path");
+  YAML::Node format = map.Get("format");
+  input.dataset_format = map.String("format").value_or("");
+  if (format.IsDefined() && input.dataset_format != "jsonl" && input.dataset_format != "sharegpt" &&
+      !input.dataset_format.empty())
+    file.Error(format, "'format' must be jsonl or sharegpt, got '" + input.dataset_format + "'" +
+                           DidYouMean(input.dataset_format, {"jsonl", "sharegpt"}));
+  constexpr Range kTokens{.min = 1, .max = 1e7};
+  input.min_tokens = map.Integer("min_tokens", Need::kOptional, kTokens);
+  input.max_tokens = map.Integer("max_tokens", Need::kOptional, kTokens);
+  if (input.min_tokens && input.max_tokens && *input.min_tokens > *input.max_tokens)
+    file.Error(map.Get("min_tokens"), "'min_tokens' is above 'max_tokens'");
+  if (input.source == InputSource::kDataset) {
+    if (input.dataset.empty()) file.Error(map.pos(), "input: a dataset source needs 'path'");
+    return;
+  }
+  for (const char* key : {"path", "format", "min_tokens", "max_tokens"})
+    if (map.Get(key).IsDefined())
+      file.Error(map.Get(key), std::string("'") + key + "' applies only to source dataset");
+}
+
 InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
   InputSpec input;
   MapReader map(file, node, "input");
@@ -242,6 +279,7 @@ InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
   } else if (input.input_tokens) {
     file.Error(map.Get("input_tokens"), "'input_tokens' applies only to source synthetic");
   }
+  ReadDatasetInput(map, input);
   YAML::Node extra = map.Get("extra_body");
   if (extra.IsDefined()) {
     if (!extra.IsMap())
@@ -399,18 +437,6 @@ Telemetry ReadTelemetry(const YamlFile& file, const YAML::Node& node) {
     file.Error(map.pos(), "telemetry: 'gpu: dcgm' needs 'dcgm_url'");
   map.Finish();
   return telemetry;
-}
-
-PathRef ReadPath(MapReader& map, const std::string& key) {
-  PathRef ref;
-  YAML::Node node = map.Get(key);
-  if (!node.IsDefined()) return ref;
-  ref.pos = map.file().Pos(node);
-  std::optional<std::string> path = ReadString(map.file(), node, "'" + key + "'");
-  if (!path) return ref;
-  ref.written = *path;
-  ref.resolved = ResolveRelativeTo(map.file().path(), *path);
-  return ref;
 }
 
 }  // namespace

@@ -115,6 +115,14 @@ Status Runner::Prepare(Plan& plan) {
   const uint64_t seed = settings_.seed.value_or(scenario.seed);
   std::vector<std::string> errors;
   std::vector<manifest::EffectiveStage> stages = manifest::EffectiveStages(scenario);
+  if (scenario.input.source == manifest::InputSource::kDataset && !dataset_) {
+    manifest::Diagnostics diagnostics;
+    dataset_ = LoadInputDataset(scenario, diagnostics);
+    for (const manifest::Diagnostic& d : diagnostics.Sorted())
+      errors.push_back(d.ToString());
+    if (dataset_)
+      console_.Line("input: " + dataset_->Describe(InputDatasetOptions(scenario.input)));
+  }
   if (!settings_.only_stage.empty() &&
       std::none_of(stages.begin(), stages.end(),
                    [&](const auto& s) { return s.name == settings_.only_stage; }))
@@ -127,7 +135,8 @@ Status Runner::Prepare(Plan& plan) {
   for (size_t i = 0; i < stages.size(); ++i) {
     PlanStage stage{.effective = stages[i]};
     stage.skipped = !settings_.only_stage.empty() && stages[i].name != settings_.only_stage;
-    Result<StageRequests> requests = StageRequests::Make(bundle_, stages[i], plan.endpoint);
+    Result<StageRequests> requests =
+        StageRequests::Make(bundle_, stages[i], plan.endpoint, InputDataset());
     if (!requests.ok() && !stage.skipped) errors.push_back(requests.status().message());
     if (requests.ok()) stage.requests = std::move(*requests);
     for (const manifest::LoadPhase& phase : scenario.phases) {
@@ -197,7 +206,8 @@ Status Runner::Prepare(Plan& plan) {
     plan.endpoint.base_url = plan.sim->base_url();
     // The requests were built before the sim had a port: build them again against it.
     for (PlanStage& stage : plan.stages) {
-      Result<StageRequests> requests = StageRequests::Make(bundle_, stage.effective, plan.endpoint);
+      Result<StageRequests> requests =
+          StageRequests::Make(bundle_, stage.effective, plan.endpoint, InputDataset());
       if (requests.ok()) stage.requests = std::move(*requests);
     }
   } else if (plan.endpoint.base_url.empty()) {
@@ -549,7 +559,11 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
     // Quality samples of the final stage: at rest, one request at a time, and under load.
     const StageRequests& requests = *stage.requests;
     if (i == final_stage && requests.task_count() == 0)
-      report.notes.push_back("no quality samples: the input is synthetic, with no task to review");
+      report.notes.push_back(std::string("no quality samples: the input is ") +
+                             (bundle_.scenario.input.source == manifest::InputSource::kDataset
+                                  ? "a dataset"
+                                  : "synthetic") +
+                             ", with no task to review");
     if (i == final_stage && !stop_.load() && requests.task_count() > 0)
       SG_RETURN_IF_ERROR(SampleAnswers(requests, stage_result, report));
     if (!stage_result.passed() && scenario.on_stage_failure == manifest::OnStageFailure::kStop) {

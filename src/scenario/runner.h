@@ -198,6 +198,8 @@ class Runner {
   Status SampleAtRest(const StageRequests& requests, const std::string& stage,
                       std::optional<int64_t> steady_phase_id, RunReport& report);
 
+  const load::Dataset* InputDataset() const { return dataset_ ? &*dataset_ : nullptr; }
+
   const manifest::Bundle& bundle_;
   RunSettings settings_;
   store::Store& store_;
@@ -211,7 +213,8 @@ class Runner {
   std::unique_ptr<telemetry::NvmlSampler> nvml_;
   std::vector<std::pair<TelemetrySource, std::unique_ptr<telemetry::Scraper>>> scrapers_;
   std::vector<load::RequestRecord> records_;
-  std::set<std::string> refusal_tasks_;  // a denial of these is the right answer
+  std::set<std::string> refusal_tasks_;   // a denial of these is the right answer
+  std::optional<load::Dataset> dataset_;  // the input's, when it is a dataset
   const ResumeFrom* resume_ = nullptr;
   int64_t next_ordinal_ = 0;
 };

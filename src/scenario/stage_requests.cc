@@ -1,6 +1,7 @@
 #include "scenario/stage_requests.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 
@@ -23,6 +24,26 @@ json ToolsJson(const manifest::Corpus& corpus) {
 }
 
 }  // namespace
+
+load::DatasetOptions InputDatasetOptions(const manifest::InputSpec& input) {
+  return {.format = load::DatasetFormatFromName(input.dataset_format),
+          .min_tokens = input.min_tokens,
+          .max_tokens = input.max_tokens};
+}
+
+std::optional<load::Dataset> LoadInputDataset(const manifest::Scenario& scenario,
+                                              manifest::Diagnostics& diagnostics) {
+  const manifest::InputSpec& input = scenario.input;
+  if (input.source != manifest::InputSource::kDataset) return std::nullopt;
+  load::DatasetLoad loaded = load::LoadDataset(input.dataset.resolved, InputDatasetOptions(input));
+  for (const load::DatasetProblem& problem : loaded.problems)
+    diagnostics.Error({.file = input.dataset.resolved, .line = static_cast<int>(problem.line)},
+                      problem.message);
+  if (loaded.more_problems > 0)
+    diagnostics.Error({.file = input.dataset.resolved},
+                      std::to_string(loaded.more_problems) + " more problems not shown");
+  return std::move(loaded.dataset);
+}
 
 std::optional<std::string> PersonaToken(const manifest::Persona& persona, bool sim) {
   const char* value = persona.token_env.empty() ? nullptr : std::getenv(persona.token_env.c_str());
@@ -64,7 +85,7 @@ std::vector<const manifest::Task*> InterleaveByCategory(
 
 Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
                                           const manifest::EffectiveStage& stage,
-                                          const Endpoint& endpoint) {
+                                          const Endpoint& endpoint, const load::Dataset* dataset) {
   const manifest::Scenario& scenario = bundle.scenario;
   StageRequests requests;
   const http::ApiKind api = scenario.target.endpoint == manifest::Endpoint::kChat
@@ -107,6 +128,15 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
         redactor->Add(token);
   requests.redactor_ = std::move(redactor);
 
+  if (scenario.input.source == manifest::InputSource::kDataset) {
+    if (dataset == nullptr || dataset->entries.empty())
+      return Status::InvalidInput("the scenario's input is a dataset, but it was not read");
+    requests.dataset_ = dataset;
+    requests.seed_ = scenario.seed;
+    if (scenario.input.output_tokens)
+      requests.body_.max_tokens = std::llround(scenario.input.output_tokens->mean);
+    return requests;
+  }
   if (scenario.input.source == manifest::InputSource::kSynthetic) {
     const manifest::TokenDistribution in =
         scenario.input.input_tokens.value_or(manifest::TokenDistribution{550, 0});
@@ -187,6 +217,17 @@ load::RequestSpec StageRequests::ForTask(size_t task_index) const {
 }
 
 load::RequestSpec StageRequests::operator()(int64_t sequence) const {
+  if (dataset_) {
+    const load::DatasetEntry& entry =
+        dataset_->entries[load::DatasetIndex(seed_, sequence, dataset_->entries.size())];
+    return {.url = url_,
+            .body = load::DatasetRequestBody(body_, entry),
+            .headers = default_headers_,
+            .stream = stream_,
+            .requested_input_tokens = entry.input_tokens,
+            .requested_output_tokens = entry.output_tokens ? entry.output_tokens : body_.max_tokens,
+            .redactor = redactor_.get()};
+  }
   if (!synthetic_) return ForTask(static_cast<size_t>(sequence));
   load::SyntheticInput input = load::MakeSyntheticInput(*synthetic_, sequence);
   http::RequestBodyOptions body = body_;

@@ -8,6 +8,7 @@
 #include "base/redact.h"
 #include "base/status.h"
 #include "http/openai_request.h"
+#include "load/dataset.h"
 #include "load/exchange.h"
 #include "load/synthetic.h"
 #include "manifest/bundle.h"
@@ -34,9 +35,11 @@ class StageRequests {
  public:
   /// Fails (InvalidInput) when the stage has no task to send, or a persona's token variable or
   /// the target's api_key_env is unset against a target other than the sim.
+  /// `dataset` is the scenario's (LoadInputDataset) when its input is one; it must outlive the
+  /// requests.
   static Result<StageRequests> Make(const manifest::Bundle& bundle,
-                                    const manifest::EffectiveStage& stage,
-                                    const Endpoint& endpoint);
+                                    const manifest::EffectiveStage& stage, const Endpoint& endpoint,
+                                    const load::Dataset* dataset = nullptr);
 
   load::RequestSpec operator()(int64_t sequence) const;
   /// A request of a fault-control probe: `task`'s conversation (or `prompt` when task is null),
@@ -66,8 +69,19 @@ class StageRequests {
   // as a spec lives; immutable once made.
   std::shared_ptr<const Redactor> redactor_;
   std::optional<load::SyntheticOptions> synthetic_;
+  const load::Dataset* dataset_ = nullptr;
+  uint64_t seed_ = 0;
   bool stream_ = true;
 };
+
+/// What a scenario's `input` asks of its dataset: the format and the filters.
+load::DatasetOptions InputDatasetOptions(const manifest::InputSpec& input);
+
+/// The dataset of a scenario whose input source is one, read with the input's format and
+/// filters. Each problem of the file goes to `diagnostics` at the file's path and line (a file
+/// that cannot be read, or keeps no entry, at its path); nullopt then, or for another source.
+std::optional<load::Dataset> LoadInputDataset(const manifest::Scenario& scenario,
+                                              manifest::Diagnostics& diagnostics);
 
 /// A persona's bearer token: the value of its `token_env` variable; against the sim, which
 /// accepts it, sim-token-<name> when the variable is unset. Absent otherwise.

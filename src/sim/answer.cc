@@ -525,10 +525,6 @@ std::vector<std::string> SplitIntoTokens(std::string_view text) {
   return tokens;
 }
 
-int64_t CountPromptTokens(std::string_view text) {
-  return std::max<int64_t>(1, static_cast<int64_t>((text.size() + 3) / 4));
-}
-
 std::string FillerToken(uint64_t seed, size_t index) {
   return std::string(kCommonWords[Mix64(seed ^ Mix64(index)) % kCommonWords.size()]) + " ";
 }

@@ -51,9 +51,6 @@ std::string RefusalAnswer(std::string_view what);
 /// longer than 12 characters are split into pieces of 8; pieces never split a UTF-8 sequence.
 std::vector<std::string> SplitIntoTokens(std::string_view text);
 
-/// Approximate token count of a prompt: ceil(bytes / 4), at least 1.
-int64_t CountPromptTokens(std::string_view text);
-
 /// The `index`-th padding token for a request with `seed`, used when a request asks for more tokens
 /// than the answer has (min_tokens, ignore_eos): a common English word and a space. Deterministic
 /// in (seed, index).

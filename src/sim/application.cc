@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "base/strings.h"
+#include "base/token_estimate.h"
 #include "sim/answer.h"
 #include "sim/generation.h"
 #include "sim/tool_choice.h"
@@ -434,7 +435,7 @@ void Application::Answer(std::shared_ptr<Exchange> exchange) {
   for (const Passage& passage : x.passages)
     model_input += passage.text;
   if (x.tool && x.tool->ok) model_input += x.tool->result.dump();
-  reply.prompt_tokens = CountPromptTokens(model_input);
+  reply.prompt_tokens = EstimateTokens(model_input);
   if (profile_.prefix_cache_tokens > 0)
     reply.cached_tokens = prefix_cache_.Use(model_input, reply.prompt_tokens);
   Generate(io_, engine_, metrics_, std::move(reply), x.responder, profile_.retry_after_s);

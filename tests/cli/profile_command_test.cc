@@ -33,6 +33,7 @@ namespace {
 using json = nlohmann::json;
 
 using testing::Ran;
+using testing::ReadJsonLines;
 
 // `stagegate profile ARGS...`, see testing::RunStagegate.
 Ran RunProfile(const testing::TempDir& dir, std::vector<std::string> args,
@@ -46,14 +47,6 @@ std::unique_ptr<sim::SimServer> StartSim(sim::SimProfile profile) {
       sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = profile});
   REQUIRE(server.ok());
   return std::move(*server);
-}
-
-std::vector<json> ReadJsonLines(const std::string& path) {
-  std::vector<json> lines;
-  std::istringstream in(testing::ReadText(path));
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(json::parse(line));
-  return lines;
 }
 
 TEST_CASE("profile runs each concurrency level and writes json, csv, jsonl and the store",

@@ -11,8 +11,8 @@
 namespace stagegate::load {
 namespace {
 
-// The reference server's rule (src/sim/answer.cc CountPromptTokens), restated so that a change on
-// either side shows here.
+// The reference server's rule (EstimateTokens in src/base/token_estimate.h), restated so that a
+// change on either side shows here.
 int64_t ServerTokenCount(const std::string& prompt) {
   return std::max<int64_t>(1, static_cast<int64_t>((prompt.size() + 3) / 4));
 }

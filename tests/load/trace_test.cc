@@ -104,6 +104,16 @@ TEST_CASE("LoadTrace reports a number beyond a double's range on its line", "[lo
                                           ":3: number overflow parsing '-1e999'");
 }
 
+TEST_CASE("LoadTrace refuses a line nested too deep to print, instead of crashing", "[load]") {
+  testing::TempDir dir;
+  const std::string path = dir / "deep.jsonl";
+  testing::WriteText(path, std::string(1'000'000, '[') + std::string(1'000'000, ']') + "\n");
+  Result<Entries> entries = LoadTrace(path);
+  REQUIRE_FALSE(entries.ok());
+  CHECK(entries.status().message() ==
+        path + ":1: arrays and objects nested deeper than 100 levels");
+}
+
 TEST_CASE("A trace replays at its own pace, scaled by the speedup", "[load]") {
   const Entries trace = Load("good.jsonl");
   CHECK(

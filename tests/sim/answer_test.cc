@@ -349,15 +349,6 @@ TEST_CASE("tokens are words with what follows them, and add up to the text", "[s
   CHECK(SplitIntoTokens(std::string(100, 'x')).size() == 13);  // 12 pieces of 8 and one of 4
 }
 
-TEST_CASE("prompt tokens are a quarter of the bytes, at least one", "[sim]") {
-  CHECK(CountPromptTokens("") == 1);
-  CHECK(CountPromptTokens("abc") == 1);
-  CHECK(CountPromptTokens("abcd") == 1);
-  CHECK(CountPromptTokens("abcde") == 2);
-  CHECK(CountPromptTokens(std::string(400, 'x')) == 100);
-  CHECK(CountPromptTokens(std::string(401, 'x')) == 101);
-}
-
 TEST_CASE("filler tokens are deterministic words that vary by index and seed", "[sim]") {
   std::set<std::string> words;
   std::vector<std::string> seed_one;
