@@ -23,6 +23,7 @@
 #include "load/metrics.h"
 #include "load/progress.h"
 #include "load/schedule.h"
+#include "load/sessions.h"
 #include "load/synthetic.h"
 #include "load/trace.h"
 #include "manifest/corpus.h"
@@ -81,6 +82,12 @@ class ProfileCommand : public Command {
     app.add_option("--shared-prefix", shared_prefix_,
                    "COUNT:TOKENS[:SHARE]: synthetic prompts start with one of COUNT prefixes")
         ->excludes(trace);
+    app.add_option("--session-turns", session_turns_,
+                   "Multi-turn sessions of MEAN[:STD] turns per user (with --concurrency)");
+    app.add_option("--think-time", think_time_, "Milliseconds MS[:STD] a user thinks between turns")
+        ->capture_default_str();
+    app.add_option("--follow-up-tokens", follow_up_tokens_,
+                   "Tokens MEAN[:STD] of each user turn after a session's first");
     app.add_option("--speedup", speedup_, "Trace replay speed factor")
         ->capture_default_str()
         ->check(Between(0.001, 1e6));
@@ -239,6 +246,8 @@ class ProfileCommand : public Command {
   double speedup_ = 1;
   int64_t block_tokens_ = 512;
   std::string shared_prefix_;
+  std::string session_turns_, think_time_ = "0", follow_up_tokens_;
+  std::optional<load::SessionShape> sessions_;
   std::optional<int64_t> requests_;
   std::optional<double> duration_s_;
   int64_t warmup_ = 0;
@@ -337,6 +346,19 @@ Status ProfileCommand::Prepare() {
   check(output.status());
   if (input.ok() && output.ok())
     synthetic_ = {.input_tokens = *input, .output_tokens = *output, .seed = seed_};
+  if (!session_turns_.empty()) {
+    if (concurrency_.empty() || endpoint_ != "chat" || !corpus_dir_.empty() || !trace_.empty() ||
+        !dataset_path_.empty())
+      errors.push_back(
+          "--session-turns runs synthetic chat sessions in a closed loop: give --concurrency, "
+          "and no --corpus, --trace or --dataset");
+    Result<load::SessionShape> shape =
+        load::ParseSessionShape(session_turns_, think_time_, follow_up_tokens_);
+    check(shape.status());
+    if (shape.ok()) sessions_ = *shape;
+  } else if (think_time_ != "0" || !follow_up_tokens_.empty()) {
+    errors.push_back("--think-time and --follow-up-tokens apply only with --session-turns");
+  }
   if (!shared_prefix_.empty()) {
     Result<load::SharedPrefixes> prefixes = load::ParseSharedPrefixes(shared_prefix_);
     check(prefixes.status());
@@ -518,6 +540,10 @@ json ProfileCommand::Config() const {
           {"speedup", speedup_},
           {"trace_block_tokens", block_tokens_},
           {"shared_prefix", shared_prefix_},
+          {"sessions", sessions_ ? json({{"turns", session_turns_},
+                                         {"think_ms", think_time_},
+                                         {"follow_up_tokens", follow_up_tokens_}})
+                                 : json(nullptr)},
           {"requests", requests_ ? json(*requests_) : json(nullptr)},
           {"duration_s", duration_s_ ? json(*duration_s_) : json(nullptr)},
           {"warmup", warmup_},
@@ -573,6 +599,15 @@ Result<ProfileCommand::LevelPlan> ProfileCommand::PlanLevel(const std::string& k
     plan.options.concurrency = static_cast<int64_t>(value);
     if (requests_) plan.options.requests = *requests_ + warmup_;
     plan.options.duration_s = max_duration_s_ ? max_duration_s_ : duration_s_;
+    if (sessions_)
+      plan.options.sessions = load::MakeSyntheticSessions(
+          *sessions_, synthetic_, [this](const json& messages, int64_t output_tokens) {
+            load::RequestSpec spec = MakeRequest(0);
+            http::RequestBodyOptions body = body_;
+            body.max_tokens = output_tokens;
+            spec.body = http::BuildChatBody(body, messages);
+            return spec;
+          });
     return plan;
   }
   Result<std::vector<load::Arrival>> arrivals = Schedule(value);
@@ -646,6 +681,10 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
   for (double busy : result.worker_busy)
     level.max_worker_busy = std::max(level.max_worker_busy, busy);
   CheckClient(level);
+  if (sessions_)
+    level.sessions = load::ComputeSessionMetrics(result.records, [this](int64_t session) {
+      return load::SessionTurns(*sessions_, seed_, session);
+    });
   level.first_record = records_.size();
   level.record_count = result.records.size();
   records_.reserve(records_.size() + result.records.size());
@@ -741,6 +780,8 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   if (interrupted)
     console.Line("* interrupted: the level stopped early; what was measured is kept");
   for (const ProfileLevel& level : levels) {
+    for (const std::string& line : SessionLines(level))
+      console.Line(line);
     for (const std::string& line : SelfCheckLines(level))
       console.Line(line);
     for (const std::string& warning : level.metrics.warnings)

@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "load/engine.h"
 #include "load/metrics.h"
+#include "load/sessions.h"
 #include "load/synthetic.h"
 #include "scenario/capacity_search.h"
 #include "scenario/level_judge.h"
@@ -33,8 +34,13 @@ struct ProfileLevel {
   std::vector<std::string> self_check_warnings;
   /// The level judged: its SLOs as thresholds, whether it was sustained, whether it could tell.
   std::optional<scenario::LevelJudgement> judgement;
-  size_t first_record = 0, record_count = 0;  // where its records are among the profile's
+  size_t first_record = 0, record_count = 0;     // where its records are among the profile's
+  std::optional<load::SessionMetrics> sessions;  // a level of multi-turn sessions
 };
+
+/// A level of sessions: per turn, how many completed and their TTFT and input tokens ("turn 1:
+/// 8 completed, TTFT p50 210 ms, p95 ..."), then how many sessions completed every turn.
+std::vector<std::string> SessionLines(const ProfileLevel& level);
 
 /// Fills the level's self-check warnings: the client fell behind its schedule (lag p99 over
 /// 1 ms), a worker thread near saturation, an achieved rate short of the offered one, arrivals

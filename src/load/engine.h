@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/clock.h"
@@ -15,6 +16,21 @@
 #include "load/schedule.h"
 
 namespace stagegate::load {
+
+/// One turn of a multi-turn session, and how long its user thinks before sending it.
+struct TurnRequest {
+  RequestSpec spec;
+  int64_t think_ns = 0;  // after the previous turn's end; 0 for a session's first turn
+};
+
+/// The most turns a session may have: a turn's record has sequence session * kMaxTurns + turn.
+inline constexpr int64_t kMaxTurns = 1000;
+
+/// Turn `turn` (from 0) of session `session`, given the answers of its earlier turns (answers[i]
+/// is turn i's), so the request can carry the conversation so far; nullopt when the session has
+/// no more turns. Called from every worker: thread-safe, deterministic in its arguments.
+using SessionSource = std::function<std::optional<TurnRequest>(
+    int64_t session, int64_t turn, const std::vector<std::string>& answers)>;
 
 /// What a request that finds every slot taken does under a concurrency cap.
 enum class WhenFull { kQueue, kDrop };
@@ -49,6 +65,13 @@ struct LoadOptions {
   /// What the responses in flight may keep between them (ResponseBudget); a response past it is
   /// cut (kMemoryLimit). 0: no limit beyond each response's own cap.
   int64_t response_memory_bytes = ResponseBudget::kDefaultLimitBytes;
+  /// Closed loop only: each of the `concurrency` users runs multi-turn sessions one after
+  /// another instead of single requests. A session's next turn is sent its think time after the
+  /// previous answer ended (that is its intended time) and carries the answers so far; a failed
+  /// turn ends its session. `requests` and `warmup_requests` count sessions, and each turn's
+  /// record has `session`, `turn` and sequence session * kMaxTurns + turn. No turn is sent at or
+  /// after the duration's end. The RequestSource is not used.
+  SessionSource sessions;
 };
 
 /// Builds the request for a schedule position. Called concurrently from every worker: it must be

@@ -61,6 +61,10 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   AppendJsonNumber(out, std::optional<int64_t>(r.phase_id));
   Key(out, "sequence");
   AppendJsonNumber(out, std::optional<int64_t>(r.sequence));
+  Key(out, "session");
+  AppendJsonNumber(out, r.session);
+  Key(out, "turn");
+  AppendJsonNumber(out, r.turn);
   Key(out, "worker");
   AppendJsonNumber(out, std::optional<int64_t>(r.worker));
   Key(out, "warmup");

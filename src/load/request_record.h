@@ -75,6 +75,8 @@ struct RequestRecord {
   /// Of the input tokens, how many the server took from its prefix cache
   /// (usage.prompt_tokens_details.cached_tokens), when it said.
   std::optional<int64_t> cached_tokens;
+  /// A turn of a multi-turn session (LoadOptions::sessions): which session, which turn from 0.
+  std::optional<int64_t> session, turn;
 };
 
 /// Replaces every ill-formed UTF-8 part of the record's text from the server by U+FFFD, and sets

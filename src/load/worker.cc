@@ -102,6 +102,8 @@ Status Worker::Run() {
     int64_t deadline = send_budget_spent_ ? now : next_scan;
     if (!stopping_ && !ending_ && !plan_.closed_loop && next_arrival_ < plan_.arrivals.size())
       deadline = std::min(deadline, plan_.arrivals[next_arrival_].intended_ns);
+    if (!stopping_ && !ending_ && !due_turns_.empty())
+      deadline = std::min(deadline, due_turns_.begin()->first);
     if (grace_end) deadline = std::min(deadline, *grace_end);
     transport_->WaitAndDrive(deadline + control_.origin_ns, kMaxWaitMs);
     Reap();
@@ -116,6 +118,7 @@ bool Worker::MoreToSend() const {
   if (!plan_.closed_loop) return next_arrival_ < plan_.arrivals.size() || !queue_.empty();
   if (plan_.slots == 0) return false;  // a shard with no share of the concurrency
   if (Now() >= plan_.end_ns) return false;
+  if (options_.sessions && !sessions_.empty()) return true;
   const int64_t sequence =
       options_.shard.index +
       options_.shard.count * (plan_.index + int64_t{plan_.count} * next_round_);
@@ -144,6 +147,7 @@ void Worker::Dispatch(int64_t now) {
     --budget;
     return true;
   };
+  if (plan_.closed_loop && options_.sessions) return DispatchSessions(now, spend);
   if (plan_.closed_loop) {
     while (!free_since_.empty() && now < plan_.end_ns && spend()) {
       std::optional<int64_t> sequence = NextClosedLoopSequence();
@@ -178,7 +182,59 @@ void Worker::Dispatch(int64_t now) {
   }
 }
 
+void Worker::DispatchSessions(int64_t now, const std::function<bool()>& spend) {
+  while (!due_turns_.empty() && due_turns_.begin()->first <= now && now < plan_.end_ns && spend()) {
+    const auto [due, id] = *due_turns_.begin();
+    due_turns_.erase(due_turns_.begin());
+    Session& session = sessions_.at(id);
+    RequestSpec spec = std::move(session.next->spec);
+    session.next.reset();
+    Send(Arrival{.sequence = id * kMaxTurns + session.turn, .intended_ns = due}, std::nullopt,
+         std::move(spec), id, session.turn);
+  }
+  while (!free_since_.empty() && now < plan_.end_ns && spend()) {
+    const std::optional<int64_t> id = NextClosedLoopSequence();
+    if (!id) break;
+    std::optional<TurnRequest> first = options_.sessions(*id, 0, {});
+    if (!first) continue;  // a session of no turns: the slot starts the next one
+    sessions_[*id] = Session{};
+    // The intended send of a session's first turn is the moment its user's slot became free.
+    Send(Arrival{.sequence = *id * kMaxTurns, .intended_ns = free_since_.front()}, std::nullopt,
+         std::move(first->spec), *id, 0);
+    free_since_.pop_front();
+  }
+}
+
+void Worker::AfterTurn(const RequestRecord& record) {
+  const int64_t end = record.end_ns.value_or(Now());
+  auto found = sessions_.find(*record.session);
+  if (found == sessions_.end()) {
+    free_since_.push_back(end);
+    return;
+  }
+  Session& session = found->second;
+  std::optional<TurnRequest> next;
+  // A failed turn ends its session: the conversation cannot go on without its answer.
+  if (record.outcome == Outcome::kOk && !stopping_ && !ending_ && session.turn + 1 < kMaxTurns) {
+    session.answers.push_back(record.answer_text);
+    next = options_.sessions(*record.session, session.turn + 1, session.answers);
+  }
+  if (!next) {
+    sessions_.erase(found);
+    free_since_.push_back(end);
+    return;
+  }
+  ++session.turn;
+  due_turns_.emplace(end + std::max<int64_t>(0, next->think_ns), *record.session);
+  session.next = std::move(next);
+}
+
 void Worker::Send(const Arrival& arrival, std::optional<int64_t> queue_ns) {
+  Send(arrival, queue_ns, source_(arrival.sequence), std::nullopt, std::nullopt);
+}
+
+void Worker::Send(const Arrival& arrival, std::optional<int64_t> queue_ns, RequestSpec spec,
+                  std::optional<int64_t> session, std::optional<int64_t> turn) {
   Slot* slot = nullptr;
   if (pool_.empty()) {
     // Kernel receive stamps convert to the run's time only through the steady clock.
@@ -190,12 +246,14 @@ void Worker::Send(const Arrival& arrival, std::optional<int64_t> queue_ns) {
     slot = pool_.back();
     pool_.pop_back();
   }
-  slot->spec = source_(arrival.sequence);
+  slot->spec = std::move(spec);
   RequestRecord record;
   record.sequence = arrival.sequence;
   record.intended_ns = arrival.intended_ns;
   record.worker = plan_.index;
-  record.warmup = arrival.sequence < options_.warmup_requests;
+  record.warmup = session.value_or(arrival.sequence) < options_.warmup_requests;
+  record.session = session;
+  record.turn = turn;
   record.queue_ns = queue_ns;
   slot->exchange.Begin(slot->spec, std::move(record), http::NewTraceContext(trace_rng_),
                        options_.timeouts, *control_.clock, control_.origin_ns);
@@ -245,7 +303,11 @@ void Worker::Reap() {
     if (record.first_token_ns && record.sent_ns)
       counters_.ttft[LiveCounters::TtftBucket(*record.first_token_ns - *record.sent_ns)].fetch_add(
           1, std::memory_order_relaxed);
-    if (plan_.closed_loop) free_since_.push_back(record.end_ns.value_or(Now()));
+    if (plan_.closed_loop && record.session) {
+      AfterTurn(record);
+    } else if (plan_.closed_loop) {
+      free_since_.push_back(record.end_ns.value_or(Now()));
+    }
     Keep(std::move(record));
     pool_.push_back(slot);
   }

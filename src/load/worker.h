@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -58,6 +60,12 @@ class Worker {
   bool MoreToSend() const;
   void Dispatch(int64_t now);
   void Send(const Arrival& arrival, std::optional<int64_t> queue_ns);
+  void Send(const Arrival& arrival, std::optional<int64_t> queue_ns, RequestSpec spec,
+            std::optional<int64_t> session, std::optional<int64_t> turn);
+  /// Sessions: the turns due by `now`, then new sessions on free slots.
+  void DispatchSessions(int64_t now, const std::function<bool()>& spend);
+  /// Sessions: what follows a finished turn (its next turn, or a free slot).
+  void AfterTurn(const RequestRecord& record);
   /// Records an arrival that is never sent; `refused_by_cap` counts it as dropped.
   void Drop(const Arrival& arrival, const std::string& why, bool refused_by_cap);
   void Reap();
@@ -82,6 +90,13 @@ class Worker {
   size_t copied_ = 0;               // records_ before this were handed to CopyNewRecords
   std::deque<Arrival> queue_;       // open loop, capped, kQueue: arrivals waiting for a slot
   std::deque<int64_t> free_since_;  // closed loop: when each free slot became free
+  struct Session {
+    int64_t turn = 0;                  // the turn in flight or due
+    std::vector<std::string> answers;  // of the turns before it
+    std::optional<TurnRequest> next;   // the turn due, built when its predecessor ended
+  };
+  std::map<int64_t, Session> sessions_;        // in progress on this worker
+  std::multimap<int64_t, int64_t> due_turns_;  // when each session's next turn is due
   size_t next_arrival_ = 0;
   int64_t next_round_ = 0;  // closed loop: the next round of sequences for this worker
   bool stopping_ = false;

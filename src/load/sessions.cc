@@ -1,0 +1,120 @@
+#include "load/sessions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "base/hashing.h"
+#include "load/schedule.h"
+
+namespace stagegate::load {
+namespace {
+
+int64_t Draw(const TokenSpec& spec, double z, double lo, double hi) {
+  const double value = std::round(spec.mean + spec.std * z);
+  if (!std::isfinite(value)) return static_cast<int64_t>(lo);
+  return static_cast<int64_t>(std::clamp(value, lo, hi));
+}
+
+}  // namespace
+
+Result<SessionShape> ParseSessionShape(const std::string& turns, const std::string& think_ms,
+                                       const std::string& follow_up_tokens) {
+  SessionShape shape;
+  Result<TokenSpec> parsed_turns = ParseTokenSpec("--session-turns", turns);
+  if (!parsed_turns.ok()) return parsed_turns.status();
+  if (parsed_turns->mean > static_cast<double>(kMaxTurns))
+    return Status::InvalidInput("--session-turns '" + turns + "': at most " +
+                                std::to_string(kMaxTurns) + " turns");
+  shape.turns = *parsed_turns;
+  // Not a ParseTokenSpec: a think time may be 0.
+  const size_t colon = think_ms.find(':');
+  const auto number = [](const std::string& text, double& value) {
+    char* end = nullptr;
+    value = std::strtod(text.c_str(), &end);
+    return !text.empty() && *end == '\0' && value >= 0 && value <= 3'600'000;
+  };
+  double mean = 0, std = 0;
+  const bool ok = number(think_ms.substr(0, colon), mean) &&
+                  (colon == std::string::npos || number(think_ms.substr(colon + 1), std));
+  if (!ok)
+    return Status::InvalidInput("--think-time '" + think_ms +
+                                "': expected MS or MS:STD, from 0 to 3,600,000 ms");
+  shape.think_ms = {mean, std};
+  if (!follow_up_tokens.empty()) {
+    Result<TokenSpec> follow_up = ParseTokenSpec("--follow-up-tokens", follow_up_tokens);
+    if (!follow_up.ok()) return follow_up.status();
+    shape.follow_up_tokens = *follow_up;
+  }
+  return shape;
+}
+
+namespace {
+BasicRandom<SplitMix64> SessionRandom(uint64_t seed, int64_t session) {
+  return BasicRandom<SplitMix64>(
+      Mix64(Mix64(seed ^ 0x7e55105ULL) ^ static_cast<uint64_t>(session)));
+}
+}  // namespace
+
+int64_t SessionTurns(const SessionShape& shape, uint64_t seed, int64_t session) {
+  BasicRandom<SplitMix64> random = SessionRandom(seed, session);
+  return Draw(shape.turns, random.Normal(), 1, static_cast<double>(kMaxTurns));
+}
+
+SessionMetrics ComputeSessionMetrics(std::span<const RequestRecord> records,
+                                     const std::function<int64_t(int64_t)>& turns_of) {
+  std::map<int64_t, std::vector<RequestRecord>> by_turn;
+  std::map<int64_t, std::pair<int64_t, bool>> sessions;  // ok turns, any failed
+  for (const RequestRecord& r : records) {
+    if (!r.session || !r.turn || r.warmup) continue;
+    by_turn[*r.turn].push_back(r);
+    auto& [ok, failed] = sessions[*r.session];
+    if (r.outcome == Outcome::kOk)
+      ++ok;
+    else
+      failed = true;
+  }
+  SessionMetrics out;
+  for (auto& [turn, turn_records] : by_turn) {
+    while (static_cast<int64_t>(out.by_turn.size()) < turn)
+      out.by_turn.push_back(ComputeMetrics({}, {}));
+    out.by_turn.push_back(ComputeMetrics(turn_records, {}));
+  }
+  for (const auto& [session, counts] : sessions) {
+    ++out.started;
+    if (!counts.second && counts.first == turns_of(session)) ++out.completed;
+  }
+  return out;
+}
+
+SessionSource MakeSyntheticSessions(SessionShape shape, SyntheticOptions synthetic,
+                                    ConversationRequest request) {
+  return [shape, synthetic, request = std::move(request)](
+             int64_t session, int64_t turn,
+             const std::vector<std::string>& answers) -> std::optional<TurnRequest> {
+    BasicRandom<SplitMix64> random = SessionRandom(synthetic.seed, session);
+    const int64_t turns = Draw(shape.turns, random.Normal(), 1, static_cast<double>(kMaxTurns));
+    if (turn >= turns || static_cast<int64_t>(answers.size()) < turn) return std::nullopt;
+    nlohmann::json messages = nlohmann::json::array();
+    SyntheticInput input;
+    SyntheticOptions follow_up = synthetic;
+    follow_up.input_tokens = shape.follow_up_tokens.value_or(synthetic.input_tokens);
+    follow_up.prefixes = {};  // a shared prefix starts a conversation, not each of its turns
+    for (int64_t t = 0; t <= turn; ++t) {
+      input = MakeSyntheticInput(t == 0 ? synthetic : follow_up, session * kMaxTurns + t);
+      messages.push_back({{"role", "user"}, {"content", input.prompt}});
+      if (t < turn) messages.push_back({{"role", "assistant"}, {"content", answers[t]}});
+    }
+    TurnRequest out{.spec = request(messages, input.output_tokens)};
+    out.spec.requested_input_tokens.reset();  // the conversation's length is the server's to say
+    out.spec.requested_output_tokens = input.output_tokens;
+    if (turn > 0) {
+      BasicRandom<SplitMix64> think(Mix64(random.Bits() ^ static_cast<uint64_t>(turn)));
+      out.think_ns = Draw(shape.think_ms, think.Normal(), 0, 3.6e6) * 1'000'000;
+    }
+    return out;
+  };
+}
+
+}  // namespace stagegate::load
