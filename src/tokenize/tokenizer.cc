@@ -10,7 +10,7 @@ namespace {
 bool LooksLikeJson(const std::string& bytes) {
   for (const char c : bytes) {
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    return c == '{';
+    return c == '{' || c == '[';
   }
   return false;
 }
@@ -20,7 +20,8 @@ bool LooksLikeJson(const std::string& bytes) {
 Result<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& path) {
   Result<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
-  const bool model_file = path.ends_with(".model") || !LooksLikeJson(*bytes);
+  const bool model_file =
+      path.ends_with(".model") || (!path.ends_with(".json") && !LooksLikeJson(*bytes));
   Result<std::unique_ptr<Tokenizer>> tokenizer =
       model_file ? SentencePieceTokenizer::FromModelProto(*bytes) : HfTokenizer::FromJson(*bytes);
   if (!tokenizer.ok()) return tokenizer.status().WithContext(path);

@@ -22,10 +22,10 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
 
-  /// Loads `path`: a name ending in ".model", or a file not starting with '{', is read as a
-  /// SentencePiece model, anything else as a tokenizer.json. The file may be at most
-  /// kMaxInputFileBytes (256 MiB). Every problem (a missing or unreadable file, malformed JSON,
-  /// a missing vocab or merges, a merge naming a token that is not in the vocab, an id out of
+  /// Loads `path`: a name ending in ".json" is read as a tokenizer.json, one ending in ".model"
+  /// as a SentencePiece model, any other by its first byte ('{' or '[' is JSON). The file may be at
+  /// most kMaxInputFileBytes (256 MiB). Every problem (a missing or unreadable file, malformed
+  /// JSON, a missing vocab or merges, a merge naming a token that is not in the vocab, an id out of
   /// range, an unsupported normalizer or pre-tokenizer) is an InvalidInput, NotFound or IoError
   /// status whose message starts with the path; nothing throws and nothing aborts.
   static Result<std::unique_ptr<Tokenizer>> Load(const std::string& path);
