@@ -132,7 +132,12 @@ class HfLoader {
   Status ReadNormalizer(const json& node, const std::string& where) {
     if (node.is_null()) return Status::Ok();
     const std::string type = TypeOf(node);
-    if (type == "NFC") return Status::Ok();  // Not applied: see HfTokenizer.
+    if (type == "NFC") {
+      if (!t_.prepend_.empty() || !t_.replacements_.empty())
+        return Status::InvalidInput(where + ": an NFC after another normalizer is not supported");
+      t_.nfc_ = true;
+      return Status::Ok();
+    }
     if (type == "Sequence" && node.contains("normalizers") && node["normalizers"].is_array()) {
       for (size_t i = 0; i < node["normalizers"].size(); ++i)
         SG_RETURN_IF_ERROR(ReadNormalizer(node["normalizers"][i],

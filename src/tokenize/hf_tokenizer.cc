@@ -1,6 +1,7 @@
 #include "tokenize/hf_tokenizer.h"
 
 #include "base/strings.h"
+#include "tokenize/nfc.h"
 
 namespace stagegate::tokenize {
 namespace {
@@ -68,7 +69,7 @@ std::vector<int32_t> HfTokenizer::Encode(std::string_view text) const {
 
 std::string HfTokenizer::Normalize(std::string_view text) const {
   std::string normalized = prepend_;
-  normalized.append(text);
+  normalized.append(nfc_ ? ToNfc(text) : text);
   for (const Replacement& replacement : replacements_)
     normalized = ReplaceEvery(normalized, replacement.from, replacement.to);
   return normalized;

@@ -20,8 +20,7 @@ namespace stagegate::tokenize {
 ///  - SentencePiece-style (Llama 2, Gemma): the normalizer prepends "▁" and replaces spaces by
 ///    "▁", characters are merged, and a character left outside the vocabulary becomes its UTF-8
 ///    bytes as <0xNN> tokens.
-/// The NFC normalizer (Qwen) is accepted and not applied: text that is already NFC, as nearly
-/// all text is, encodes exactly; a decomposed accent may encode differently from the reference.
+/// Normalizers: NFC (Qwen, through ICU), Prepend and Replace of a string (Llama 2).
 /// Added tokens with lstrip, rstrip or normalized set are matched as plain text.
 class HfTokenizer : public Tokenizer {
  public:
@@ -67,6 +66,7 @@ class HfTokenizer : public Tokenizer {
   bool ignore_merges_ = false;
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false;
+  bool nfc_ = false;     // the normalizer's NFC, which comes first
   std::string prepend_;  // the normalizer's Prepend
   std::vector<Replacement> replacements_;
   size_t decode_strip_spaces_ = 0;  // leading spaces the decoder strips

@@ -16,10 +16,51 @@ SplitRegex::SplitRegex(SplitRegex&&) noexcept = default;
 SplitRegex& SplitRegex::operator=(SplitRegex&&) noexcept = default;
 SplitRegex::~SplitRegex() = default;
 
-Result<SplitRegex> SplitRegex::Compile(std::string_view pattern) {
+namespace {
+
+// Unicode's White_Space characters, as the body of a class.
+constexpr std::string_view kWhiteSpace =
+    R"(\t\n\x{0B}\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
+
+// `pattern` with \s and \S spelt as Unicode's White_Space, as Hugging Face's regex engine
+// (Oniguruma) has them; PCRE2's own \s also takes U+180E, which Unicode 6.3 took out.
+std::string SpellWhiteSpace(std::string_view pattern) {
+  const std::string space(kWhiteSpace);
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      const char next = pattern[++i];
+      if (next == 's') {
+        out += in_class ? space : "[" + space + "]";
+      } else if (next == 'S' && !in_class) {
+        out += "[^" + space + "]";
+      } else {
+        out += c;
+        out += next;
+      }
+      continue;
+    }
+    out += c;
+    if (c == '[' && !in_class) {
+      in_class = true;
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];  // a literal ]
+    } else if (c == ']' && in_class) {
+      in_class = false;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<SplitRegex> SplitRegex::Compile(std::string_view pattern_text) {
   int error = 0;
   PCRE2_SIZE offset = 0;
   auto code = std::make_unique<Code>();
+  const std::string pattern = SpellWhiteSpace(pattern_text);
   code->code =
       pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
                     PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &offset, nullptr);

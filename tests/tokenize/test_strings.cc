@@ -116,6 +116,36 @@ const char* const kSeeds[] = {
 
 const char* const kJoiners[] = {" ", "", "\n", "  ", "\t", ", ", "\n\n", " - ", "'", "\r\n"};
 
+// Blocks random characters are drawn from: controls and whitespace, Latin, Greek and Cyrillic
+// with their combining marks, Hebrew, Arabic, Devanagari, Thai, Hangul jamo and syllables, CJK,
+// kana, punctuation and symbols, variation selectors, full-width forms, emoji, Linear B and
+// mathematical letters. U+0085 and U+FEFF are left out: see docs/tokenizers.md.
+constexpr char32_t kBlocks[][2] = {
+    {0x20, 0x7E},       {0x09, 0x0D},     {0xA0, 0x24F},    {0x300, 0x36F},     {0x370, 0x52F},
+    {0x590, 0x6FF},     {0x900, 0x97F},   {0xE00, 0xE7F},   {0x1100, 0x11FF},   {0x1680, 0x1680},
+    {0x180E, 0x180E},   {0x2000, 0x206F}, {0x2070, 0x2BFF}, {0x3000, 0x30FF},   {0x4E00, 0x4FFF},
+    {0xAC00, 0xAD00},   {0xFE00, 0xFE0F}, {0xFF00, 0xFFEF}, {0x1F300, 0x1FAFF}, {0x10000, 0x1007F},
+    {0x1D400, 0x1D7FF},
+};
+
+void AppendUtf8(char32_t c, std::string& out) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> TokenizerTestStrings() {
@@ -138,6 +168,16 @@ std::vector<std::string> TokenizerTestStrings() {
       const std::string piece = strings[pick(seeds)];
       for (size_t r = 0; r < 2 + pick(20); ++r)
         text += piece;
+    }
+    strings.push_back(std::move(text));
+  }
+  // Random characters, not all in NFC (a combining mark after a letter often is not).
+  for (int i = 0; i < 1500; ++i) {
+    std::string text;
+    const size_t length = 1 + pick(40);
+    for (size_t k = 0; k < length; ++k) {
+      const auto& block = kBlocks[pick(std::size(kBlocks))];
+      AppendUtf8(block[0] + static_cast<char32_t>(pick(block[1] - block[0] + 1)), text);
     }
     strings.push_back(std::move(text));
   }

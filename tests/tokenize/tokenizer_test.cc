@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "test_util.h"
+#include "tokenize/nfc.h"
 #include "tokenize/tokenizer.h"
 
 namespace stagegate::tokenize {
@@ -152,6 +153,15 @@ TEST_CASE("a SentencePiece model trained here loads, encodes and decodes", "[tok
     // Ill-formed UTF-8 is the library's business; it must not crash.
     (void)tokenizer->Encode("\xff\xfe\xc3");
   }
+}
+
+TEST_CASE("NFC composes, and keeps ill-formed UTF-8 byte for byte", "[tokenize]") {
+  CHECK(ToNfc("cafe\xCC\x81") == "caf\xC3\xA9");
+  CHECK(ToNfc("caf\xC3\xA9") == "caf\xC3\xA9");
+  CHECK(ToNfc("e\xCC\x81\xFF\xC3"
+              "e\xCC\x81") == "\xC3\xA9\xFF\xC3\xC3\xA9");
+  CHECK(ToNfc("") == "");
+  CHECK(ToNfc(std::string_view("a\0b", 3)) == std::string("a\0b", 3));
 }
 
 }  // namespace
