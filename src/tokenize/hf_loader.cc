@@ -191,6 +191,7 @@ class HfLoader {
       if (BoolOr(node, "use_regex", true)) return AddSplit(kGpt2Pattern, where);
       return Status::Ok();
     }
+    if (type == "Metaspace") return ReadMetaspace(node, where);
     if (type == "Digits")
       return AddSplit(BoolOr(node, "individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)", where);
     if (type == "Split") {
@@ -205,8 +206,34 @@ class HfLoader {
                                     "supported");
       return AddSplit((*pattern)["Regex"].get<std::string>(), where);
     }
-    return Status::InvalidInput(where + ": pre-tokenizer " + Quoted(type) +
-                                " is not supported (ByteLevel, Split, Digits and Sequence are)");
+    return Status::InvalidInput(
+        where + ": pre-tokenizer " + Quoted(type) +
+        " is not supported (ByteLevel, Split, Digits, Metaspace and Sequence are)");
+  }
+
+  Status ReadMetaspace(const json& node, const std::string& where) {
+    HfTokenizer::Metaspace& metaspace = t_.metaspace_;
+    metaspace.enabled = true;
+    metaspace.replacement = node.value("replacement", std::string("\xE2\x96\x81"));
+    if (metaspace.replacement.empty())
+      return Status::InvalidInput(where + ": the Metaspace replacement is empty");
+    metaspace.split = BoolOr(node, "split", true);
+    // prepend_scheme, when present, wins over the older add_prefix_space.
+    using Prepend = HfTokenizer::Metaspace::Prepend;
+    const std::string scheme = node.contains("prepend_scheme") && node["prepend_scheme"].is_string()
+                                   ? node["prepend_scheme"].get<std::string>()
+                               : BoolOr(node, "add_prefix_space", true) ? "always"
+                                                                        : "never";
+    if (scheme == "always")
+      metaspace.prepend = Prepend::kAlways;
+    else if (scheme == "first")
+      metaspace.prepend = Prepend::kFirst;
+    else if (scheme == "never")
+      metaspace.prepend = Prepend::kNever;
+    else
+      return Status::InvalidInput(where + ": prepend_scheme " + Quoted(scheme) +
+                                  " is not always, first or never");
+    return Status::Ok();
   }
 
   void ReadDecoder(const json& node) {
@@ -217,6 +244,12 @@ class HfLoader {
     } else if (type == "Strip" && node.contains("start") && node["start"].is_number_unsigned() &&
                node.value("content", "") == " ") {
       t_.decode_strip_spaces_ = node["start"].get<size_t>();
+    } else if (type == "Metaspace") {
+      // It takes the space of the replacement the pre-tokenizer put first off again.
+      const bool prepends = node.contains("prepend_scheme") && node["prepend_scheme"].is_string()
+                                ? node["prepend_scheme"] != "never"
+                                : BoolOr(node, "add_prefix_space", true);
+      t_.decode_strip_spaces_ = prepends ? 1 : 0;
     }
   }
 

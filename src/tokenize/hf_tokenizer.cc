@@ -58,12 +58,12 @@ std::vector<int32_t> HfTokenizer::Encode(std::string_view text) const {
       ++i;
       continue;
     }
-    EncodeSection(text.substr(section_start, i - section_start), ids);
+    EncodeSection(text.substr(section_start, i - section_start), section_start == 0, ids);
     ids.push_back(found->id);
     i += found->content.size();
     section_start = i;
   }
-  EncodeSection(text.substr(section_start), ids);
+  EncodeSection(text.substr(section_start), section_start == 0, ids);
   return ids;
 }
 
@@ -75,11 +75,29 @@ std::string HfTokenizer::Normalize(std::string_view text) const {
   return normalized;
 }
 
-void HfTokenizer::EncodeSection(std::string_view text, std::vector<int32_t>& ids) const {
-  if (text.empty()) return;
-  std::string normalized = Normalize(text);
+std::vector<std::string_view> HfTokenizer::PreTokenize(std::string& normalized, bool first) const {
   if (add_prefix_space_ && !normalized.starts_with(' ')) normalized.insert(0, 1, ' ');
+  if (metaspace_.enabled) {
+    normalized = ReplaceEvery(normalized, " ", metaspace_.replacement);
+    const bool prepend = metaspace_.prepend == Metaspace::Prepend::kAlways ||
+                         (metaspace_.prepend == Metaspace::Prepend::kFirst && first);
+    if (prepend && !normalized.starts_with(metaspace_.replacement))
+      normalized.insert(0, metaspace_.replacement);
+  }
   std::vector<std::string_view> pieces{normalized};
+  if (metaspace_.enabled && metaspace_.split) {
+    // Each piece starts at a replacement character (Hugging Face's MergedWithNext).
+    pieces.clear();
+    const std::string_view text = normalized;
+    size_t start = 0;
+    for (size_t at = text.find(metaspace_.replacement, 1); at != std::string_view::npos;
+         at = text.find(metaspace_.replacement, at + 1)) {
+      if (at == start) continue;
+      pieces.push_back(text.substr(start, at - start));
+      start = at;
+    }
+    pieces.push_back(text.substr(start));
+  }
   std::vector<std::string_view> split;
   for (const SplitRegex& regex : splits_) {
     split.clear();
@@ -87,7 +105,15 @@ void HfTokenizer::EncodeSection(std::string_view text, std::vector<int32_t>& ids
       regex.Split(piece, split);
     pieces.swap(split);
   }
-  for (const std::string_view piece : pieces)
+  return pieces;
+}
+
+void HfTokenizer::EncodeSection(std::string_view text, bool first,
+                                std::vector<int32_t>& ids) const {
+  if (text.empty()) return;
+  std::string normalized = Normalize(text);
+  if (normalized.empty()) return;
+  for (const std::string_view piece : PreTokenize(normalized, first))
     EncodePiece(piece, ids);
 }
 

@@ -20,7 +20,8 @@ namespace stagegate::tokenize {
 ///  - SentencePiece-style (Llama 2, Gemma): the normalizer prepends "▁" and replaces spaces by
 ///    "▁", characters are merged, and a character left outside the vocabulary becomes its UTF-8
 ///    bytes as <0xNN> tokens.
-/// Normalizers: NFC (Qwen, through ICU), Prepend and Replace of a string (Llama 2).
+/// Normalizers: NFC (Qwen, through ICU), Prepend and Replace of a string (Llama 2); the
+/// SentencePiece family may have a Metaspace pre-tokenizer instead (newer Llama 2 style files).
 /// Added tokens with lstrip, rstrip or normalized set are matched as plain text.
 class HfTokenizer : public Tokenizer {
  public:
@@ -38,13 +39,23 @@ class HfTokenizer : public Tokenizer {
     std::string content;
     int32_t id = 0;
   };
+  // A Metaspace pre-tokenizer: spaces become `replacement`, which may also be prepended, and
+  // with `split` each piece starts at one.
+  struct Metaspace {
+    enum class Prepend { kAlways, kFirst, kNever };
+    bool enabled = false;
+    std::string replacement;
+    Prepend prepend = Prepend::kAlways;
+    bool split = true;
+  };
   struct Replacement {
     std::string from;
     std::string to;
   };
 
   HfTokenizer() = default;
-  void EncodeSection(std::string_view text, std::vector<int32_t>& ids) const;
+  void EncodeSection(std::string_view text, bool first, std::vector<int32_t>& ids) const;
+  std::vector<std::string_view> PreTokenize(std::string& normalized, bool first) const;
   void EncodePiece(std::string_view piece, std::vector<int32_t>& ids) const;
   void EncodeByteLevel(std::string_view piece, std::vector<int32_t>& ids) const;
   void EncodeCharacters(std::string_view piece, std::vector<int32_t>& ids) const;
@@ -63,6 +74,7 @@ class HfTokenizer : public Tokenizer {
   std::array<int32_t, 256> byte_ids_;  // byte-level: the byte's character; else <0xNN>, or -1
   std::vector<SplitRegex> splits_;     // applied in order, each to every piece of the last
   bool add_prefix_space_ = false;
+  Metaspace metaspace_;
   bool ignore_merges_ = false;
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false;

@@ -75,7 +75,7 @@ TEST_CASE("a malformed tokenizer.json is refused with its path and the problem",
         "parenthesis");
   CHECK(LoadError(sp_model + R"("merges": []}, "pre_tokenizer": {"type": "Whitespace"}})") ==
         "tokenizer.json: pre_tokenizer: pre-tokenizer 'Whitespace' is not supported (ByteLevel, "
-        "Split, Digits and Sequence are)");
+        "Split, Digits, Metaspace and Sequence are)");
 }
 
 TEST_CASE("a missing file or a garbage .model is refused with its path", "[tokenize]") {
