@@ -19,8 +19,12 @@ constexpr int64_t kMaxTokenId = int64_t{1} << 24;
 constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+// Built by appending: GCC 12 at -O3 warns (-Wrestrict) about "'" + std::string(text).
 std::string Quoted(std::string_view text) {
-  return "'" + std::string(text) + "'";
+  std::string quoted(1, '\'');
+  quoted.append(text);
+  quoted += '\'';
+  return quoted;
 }
 
 std::string TypeOf(const json& node) {
