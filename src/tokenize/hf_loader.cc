@@ -13,7 +13,7 @@ using json = nlohmann::json;
 namespace {
 
 // Ids at or above this are refused: no vocabulary is this large, and tokens_ is indexed by id.
-constexpr int64_t kMaxTokenId = int64_t{1} << 24;
+constexpr size_t kMaxTokenId = size_t{1} << 24;
 
 // GPT-2's split, which a ByteLevel pre-tokenizer with use_regex applies.
 constexpr std::string_view kGpt2Pattern =
@@ -51,6 +51,12 @@ class HfLoader {
       return it == root.end() ? null : *it;
     };
     if (!field("model").is_object()) return Status::InvalidInput("no \"model\" object");
+    // Ids are dense: each is below the number of tokens, so that a few bytes of JSON cannot make
+    // tokens_ (indexed by id) large.
+    const json& vocab = field("model").contains("vocab") ? field("model")["vocab"] : null;
+    id_limit_ = std::min(kMaxTokenId,
+                         (vocab.is_object() ? vocab.size() : 0) +
+                             (field("added_tokens").is_array() ? field("added_tokens").size() : 0));
     SG_RETURN_IF_ERROR(ReadVocab(field("model")));
     SG_RETURN_IF_ERROR(ReadAdded(field("added_tokens")));
     SG_RETURN_IF_ERROR(ReadNormalizer(field("normalizer"), "normalizer"));
@@ -93,9 +99,10 @@ class HfLoader {
   }
 
   Status AddToken(const std::string& token, const json& id, const std::string& where, bool added) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= kMaxTokenId)
-      return Status::InvalidInput(where + ": the id is not an integer from 0 to " +
-                                  std::to_string(kMaxTokenId - 1));
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+        static_cast<size_t>(id.get<int64_t>()) >= id_limit_)
+      return Status::InvalidInput(where + ": the id is not an integer below " +
+                                  std::to_string(id_limit_) + ", the number of tokens");
     const auto index = static_cast<size_t>(id.get<int64_t>());
     if (index >= t_.tokens_.size()) {
       t_.tokens_.resize(index + 1);
@@ -315,6 +322,7 @@ class HfLoader {
   }
 
   HfTokenizer& t_;
+  size_t id_limit_ = 0;
   bool byte_level_ = false;
 };
 

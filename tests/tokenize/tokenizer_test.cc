@@ -40,11 +40,11 @@ TEST_CASE("a malformed tokenizer.json is refused with its path and the problem",
   CHECK(LoadError(WithModel(R"({"type": "BPE", "vocab": ["a", "b"], "merges": []})")) ==
         "tokenizer.json: model.vocab is missing or not an object of token ids");
   CHECK(LoadError(WithModel(R"({"type": "BPE", "vocab": {"a": "zero"}, "merges": []})")) ==
-        "tokenizer.json: model.vocab['a']: the id is not an integer from 0 to 16777215");
+        "tokenizer.json: model.vocab['a']: the id is not an integer below 1, the number of tokens");
   CHECK(LoadError(WithModel(R"({"type": "BPE", "vocab": {"a": -1}, "merges": []})")) ==
-        "tokenizer.json: model.vocab['a']: the id is not an integer from 0 to 16777215");
+        "tokenizer.json: model.vocab['a']: the id is not an integer below 1, the number of tokens");
   CHECK(LoadError(WithModel(R"({"type": "BPE", "vocab": {"a": 99999999}, "merges": []})")) ==
-        "tokenizer.json: model.vocab['a']: the id is not an integer from 0 to 16777215");
+        "tokenizer.json: model.vocab['a']: the id is not an integer below 1, the number of tokens");
   CHECK(LoadError(WithModel(R"({"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []})")) ==
         "tokenizer.json: model.vocab['b']: id 0 is already the id of 'a'");
   // A byte-level vocabulary must spell every byte.
@@ -66,6 +66,9 @@ TEST_CASE("a malformed tokenizer.json is refused with its path and the problem",
         "tokenizer.json: model.merges[0]: not a string \"a b\" or a pair [\"a\", \"b\"]");
   CHECK(LoadError(sp_model + R"("merges": []}, "added_tokens": [{"id": 5}]})") ==
         "tokenizer.json: added_tokens[0]: not an object with a content and an id");
+  CHECK(LoadError(sp_model +
+                  R"("merges": []}, "added_tokens": [{"id": 9999999, "content": "x"}]})") ==
+        "tokenizer.json: added_tokens[0]: the id is not an integer below 4, the number of tokens");
   CHECK(LoadError(sp_model + R"("merges": []}, "normalizer": {"type": "NFKC"}})") ==
         "tokenizer.json: normalizer: normalizer 'NFKC' is not supported (NFC, Prepend, Replace "
         "of a string and Sequence are)");
