@@ -32,6 +32,7 @@
 #include "scenario/level_judge.h"
 #include "scenario/step_runner.h"
 #include "store/store.h"
+#include "tokenize/tokenizer.h"
 
 namespace stagegate::cli {
 namespace {
@@ -71,6 +72,7 @@ class ProfileCommand : public Command, private ProfileFlags {
   }
 
   // Prepared from the options.
+  std::unique_ptr<tokenize::Tokenizer> tokenizer_;  // --tokenizer
   std::optional<load::SessionShape> sessions_;
   http::RequestBodyOptions body_;
   load::SyntheticOptions synthetic_;
@@ -140,6 +142,13 @@ Status ProfileCommand::Prepare() {
   check(output.status());
   if (input.ok() && output.ok())
     synthetic_ = {.input_tokens = *input, .output_tokens = *output, .seed = seed_};
+  if (!tokenizer_path_.empty()) {
+    Result<std::unique_ptr<tokenize::Tokenizer>> loaded =
+        tokenize::Tokenizer::Load(tokenizer_path_);
+    check(loaded.status());
+    if (loaded.ok()) tokenizer_ = std::move(*loaded);
+    synthetic_.tokenizer = tokenizer_.get();
+  }
   if (!session_turns_.empty()) {
     if (concurrency_.empty() || endpoint_ != "chat" || !corpus_dir_.empty() || !trace_.empty() ||
         !dataset_path_.empty())
@@ -217,7 +226,10 @@ Status ProfileCommand::Prepare() {
   if (dataset_min_tokens_ && dataset_max_tokens_ && *dataset_min_tokens_ > *dataset_max_tokens_)
     errors.push_back("--dataset-min-tokens is above --dataset-max-tokens");
   if (!dataset_path_.empty() && errors.empty()) {
-    load::DatasetLoad loaded = load::LoadDataset(dataset_path_, DatasetOptions());
+    load::DatasetOptions options = DatasetOptions();
+    if (tokenizer_)
+      options.count_tokens = [this](std::string_view text) { return tokenizer_->Count(text); };
+    load::DatasetLoad loaded = load::LoadDataset(dataset_path_, options);
     if (loaded.dataset)
       dataset_ = std::move(loaded.dataset);
     else
@@ -240,7 +252,8 @@ load::RequestSpec ProfileCommand::MakeRequest(int64_t sequence) const {
   load::RequestSpec spec{.url = endpoint_url_,
                          .headers = request_headers_,
                          .stream = body_.stream,
-                         .redactor = &redactor_};
+                         .redactor = &redactor_,
+                         .tokenizer = tokenizer_.get()};
   http::RequestBodyOptions body = body_;
   if (corpus_) {
     const manifest::Task& task = corpus_->tasks[sequence % corpus_->tasks.size()];
@@ -348,6 +361,9 @@ json ProfileCommand::Config() const {
           {"api_key_env", api_key_env_},
           {"slo", slos},
           {"seed", seed_},
+          {"token_counts",
+           tokenizer_ ? "tokenizer: " + tokenizer_->Describe() + " (" + tokenizer_path_ + ")"
+                      : "estimated: 4 bytes a token (no --tokenizer)"},
           {"receive_times", receive_times_},
           {"shard", load::FormatShard(shard_)},
           {"timeouts_ms",
@@ -475,6 +491,9 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
   for (double busy : result.worker_busy)
     level.max_worker_busy = std::max(level.max_worker_busy, busy);
   CheckClient(level);
+  if (tokenizer_)
+    if (std::optional<std::string> check = TokenizerCheck(result.records))
+      level.self_check_warnings.push_back(*check);
   if (sessions_)
     level.sessions = load::ComputeSessionMetrics(result.records, [this](int64_t session) {
       return load::SessionTurns(*sessions_, seed_, session);

@@ -118,6 +118,10 @@ void ProfileFlags::AddOptions(CLI::App& app) {
   app.add_option("--grace", grace_s_, "Seconds requests in flight at the end may finish")
       ->capture_default_str()
       ->check(Between(0, 3600));
+  app.add_option("--tokenizer", tokenizer_path_,
+                 "The model's tokenizer (tokenizer.json or a SentencePiece .model): exact prompt "
+                 "lengths and token counts, instead of 4 bytes a token")
+      ->check(CLI::ExistingFile);
   CLI::Option* input_tokens = app.add_option("--input-tokens", input_tokens_,
                                              "Synthetic prompt length MEAN[:STD] in tokens")
                                   ->capture_default_str();

@@ -63,6 +63,7 @@ struct ProfileFlags {
   std::string shard_text_;
   load::Timeouts timeouts_;
   std::string out_dir_;
+  std::string tokenizer_path_;
 };
 
 /// Parsers of `profile`'s option values that take more than a range check. Each fails with

@@ -1,6 +1,7 @@
 #include "cli/profile_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -173,6 +174,23 @@ std::vector<std::string> SessionLines(const ProfileLevel& level) {
   return lines;
 }
 
+std::optional<std::string> TokenizerCheck(std::span<const load::RequestRecord> records) {
+  std::vector<double> differences;
+  for (const load::RequestRecord& r : records)
+    if (r.input_token_source == "usage" && r.input_tokens && r.requested_input_tokens &&
+        *r.requested_input_tokens > 0)
+      differences.push_back(static_cast<double>(*r.input_tokens - *r.requested_input_tokens) /
+                            static_cast<double>(*r.requested_input_tokens));
+  if (differences.empty()) return std::nullopt;
+  std::sort(differences.begin(), differences.end());
+  const double median = stats::PercentileOfSorted(differences, 50);
+  if (std::abs(median) <= 0.02) return std::nullopt;
+  return "the server counted " + FormatNumber(std::abs(median) * 100, 1) + "% " +
+         (median > 0 ? "more" : "fewer") + " input tokens than the tokenizer (median of " +
+         std::to_string(differences.size()) +
+         " requests): a chat template adds a few, past 2% the tokenizer may not be the model's";
+}
+
 nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fingerprint,
                            const std::string& run_id, const std::vector<ProfileLevel>& levels,
                            bool interrupted) {
@@ -330,6 +348,7 @@ Result<std::vector<std::string>> WriteProfileAiperf(
                                {"input", input},
                                {"loadgen", loadgen}},
               .stagegate = {{"run_id", run_id},
+                            {"token_counts", config.value("token_counts", "")},
                             {"level", {{"kind", level.kind}, {"value", level.value}}},
                             {"output_tokens_from_usage", level.metrics.usage_tokens},
                             {"output_tokens_counted", level.metrics.counted_tokens}}}));

@@ -47,6 +47,12 @@ std::vector<std::string> SessionLines(const ProfileLevel& level);
 /// stamped when read while reads lagged (over 1 ms at p99), reads without a kernel stamp.
 void CheckClient(ProfileLevel& level);
 
+/// With the model's tokenizer: how far the server's input counts (usage.prompt_tokens) are from
+/// the tokenizer's designed lengths, as the median relative difference over the requests that
+/// have both; a warning past 2% (a chat template adds a few tokens; more says the tokenizer is not
+/// the model's). Nothing when no request has both.
+std::optional<std::string> TokenizerCheck(std::span<const load::RequestRecord> records);
+
 /// The console table, one row per level.
 std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels);
 /// The self-check lines of a level.

@@ -462,7 +462,13 @@ void Exchange::Finish(int64_t end_ns) {
   Redact(*spec_, record_);
   if (!record_.input_tokens && record_.requested_input_tokens) {
     record_.input_tokens = record_.requested_input_tokens;
-    record_.input_token_source = "requested";
+    record_.input_token_source = spec_->tokenizer ? "tokenizer" : "requested";
+  }
+  // Counted once the end is stamped, so the counting is not in the latencies.
+  if (spec_->tokenizer && record_.outcome == Outcome::kOk && record_.token_source != "usage") {
+    record_.output_tokens = spec_->tokenizer->Count(record_.answer_text) +
+                            spec_->tokenizer->Count(record_.reasoning_text);
+    record_.token_source = "tokenizer";
   }
   headers_.reset();
   finished_->push_back(this);

@@ -15,6 +15,7 @@
 #include "load/receive_stats.h"
 #include "load/request_record.h"
 #include "load/response_budget.h"
+#include "tokenize/tokenizer.h"
 
 namespace stagegate::load {
 
@@ -34,6 +35,10 @@ struct RequestSpec {
   // header, its URL's password), before it leaves the exchange. Null: only the request's own.
   // Must outlive the request.
   const Redactor* redactor = nullptr;
+  /// The model's tokenizer, when given: an answer without usage has its output tokens counted
+  /// with it (answer and reasoning, token_source "tokenizer") rather than as stream events, and
+  /// a designed input length is the tokenizer's ("tokenizer"). Must outlive the request.
+  const tokenize::Tokenizer* tokenizer = nullptr;
 };
 
 /// The three timeouts, each measured from the actual send. 0 turns one off.

@@ -136,7 +136,9 @@ PhaseMetrics ComputeMetrics(std::span<const RequestRecord> records, const std::v
       out_tokens.push_back(static_cast<double>(*r.output_tokens));
       completed_output_tokens += static_cast<double>(*r.output_tokens);
       if (l.e2e > 0) out_speed.push_back(static_cast<double>(*r.output_tokens) / (l.e2e / 1e3));
-      (r.token_source == "usage" ? m.usage_tokens : m.counted_tokens)++;
+      (r.token_source == "usage"       ? m.usage_tokens
+       : r.token_source == "tokenizer" ? m.tokenizer_tokens
+                                       : m.counted_tokens)++;
       if (r.requested_output_tokens) {
         ++m.requested_length;
         if (*r.output_tokens != *r.requested_output_tokens) ++m.length_mismatches;
@@ -188,7 +190,8 @@ PhaseMetrics ComputeMetrics(std::span<const RequestRecord> records, const std::v
   if (m.counted_tokens > 0)
     m.warnings.push_back(std::to_string(m.counted_tokens) +
                          " answers carried no usage: their output tokens are counted content "
-                         "events, which can differ from the server's token count");
+                         "events, which can differ from the server's token count (--tokenizer "
+                         "counts them with the model's tokenizer)");
   return m;
 }
 
@@ -219,7 +222,8 @@ nlohmann::json MetricsToJson(const PhaseMetrics& m) {
         {"met_slos", m.met_slos},
         {"outcomes", m.outcomes},
         {"output_tokens_from_usage", m.usage_tokens},
-        {"output_tokens_counted", m.counted_tokens}}},
+        {"output_tokens_counted", m.counted_tokens},
+        {"output_tokens_from_tokenizer", m.tokenizer_tokens}}},
       {"throughput",
        {{"window_s", m.window_s},
         {"request_throughput", m.request_throughput},

