@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "cli/sim_fixture.h"
 #include "sim/sim_server.h"
 #include "test_util.h"
 
@@ -21,16 +22,7 @@ using testing::Ran;
 
 // A sim that streams each of 16 tokens 2 ms apart.
 std::unique_ptr<sim::SimServer> StartSim() {
-  sim::SimProfile profile = sim::SimProfile::Default();
-  profile.prefill_tokens_per_s = 1e12;
-  profile.decode_step_ms = 2;
-  profile.decode_step_per_seq_ms = 0;
-  profile.retrieval_ms = 0;
-  profile.identity_ms = 0;
-  Result<std::unique_ptr<sim::SimServer>> server =
-      sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = profile});
-  REQUIRE(server.ok());
-  return std::move(*server);
+  return testing::StartSimServer(testing::ModelProfile(1e12, 2));
 }
 
 Ran Profile(const testing::TempDir& dir, const sim::SimServer& sim, const std::string& levels) {

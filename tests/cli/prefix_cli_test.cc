@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/sim_fixture.h"
 #include "sim/sim_server.h"
 #include "test_util.h"
 
@@ -21,17 +22,9 @@ using testing::Ran;
 
 // Prefill at 5,000 tokens a second, so 1,000 uncached tokens cost 200 ms; decoding is quick.
 std::unique_ptr<sim::SimServer> StartCachingSim() {
-  sim::SimProfile profile = sim::SimProfile::Default();
-  profile.prefill_tokens_per_s = 5000;
-  profile.decode_step_ms = 1;
-  profile.decode_step_per_seq_ms = 0;
-  profile.retrieval_ms = 0;
-  profile.identity_ms = 0;
+  sim::SimProfile profile = testing::ModelProfile(5000, 1);
   profile.prefix_cache_tokens = 1'000'000;
-  Result<std::unique_ptr<sim::SimServer>> server =
-      sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = profile});
-  REQUIRE(server.ok());
-  return std::move(*server);
+  return testing::StartSimServer(profile);
 }
 
 std::vector<json> Records(const testing::TempDir& dir) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/sim_fixture.h"
 #include "sim/sim_server.h"
 #include "test_util.h"
 
@@ -22,18 +23,10 @@ using testing::Ran;
 
 // Prefill at 5,000 tokens a second (a 1,000-token first turn: 200 ms), quick decoding.
 std::unique_ptr<sim::SimServer> StartCachingSim(const std::string& fault = "") {
-  sim::SimProfile profile = sim::SimProfile::Default();
-  profile.prefill_tokens_per_s = 5000;
-  profile.decode_step_ms = 1;
-  profile.decode_step_per_seq_ms = 0;
-  profile.retrieval_ms = 0;
-  profile.identity_ms = 0;
+  sim::SimProfile profile = testing::ModelProfile(5000, 1);
   profile.prefix_cache_tokens = 1'000'000;
   profile.fault = fault;
-  Result<std::unique_ptr<sim::SimServer>> server =
-      sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = profile});
-  REQUIRE(server.ok());
-  return std::move(*server);
+  return testing::StartSimServer(profile);
 }
 
 Ran Sessions(const testing::TempDir& dir, const sim::SimServer& sim,

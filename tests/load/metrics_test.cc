@@ -117,7 +117,8 @@ TEST_CASE("Warnings name a missed output length, unstreamed answers and counted 
         "matters");
   CHECK(m.warnings[2] ==
         "1 answers carried no usage: their output tokens are counted content events, which can "
-        "differ from the server's token count");
+        "differ from the server's token count (--tokenizer counts them with the model's "
+        "tokenizer)");
 }
 
 TEST_CASE("An unstreamed answer never meets a TTFT SLO it could not be measured against",

@@ -198,7 +198,7 @@ TEST_CASE("Trace prompts share the blocks their hash_ids share, from the start",
   CHECK(MakeBlockPrompt(9, {1, 2, 3, 4}, 16, 20, 0).size() == 80);
 }
 
-TEST_CASE("--shared-prefix and token specs parse, and say what they expect", "[load][prefix]") {
+TEST_CASE("Shared-prefix and token specs parse, and say what they expect", "[load][prefix]") {
   const Result<SharedPrefixes> two = ParseSharedPrefixes("4:512");
   REQUIRE(two.ok());
   CHECK(*two == SharedPrefixes{.count = 4, .tokens = 512, .share = 1});
