@@ -62,14 +62,6 @@ json Single(const char* unit, double value) {
   return {{"unit", unit}, {"avg", value}};
 }
 
-const MetricName& Named(std::string_view tag) {
-  for (const MetricName& name : kDistributions)
-    if (tag == name.tag) return name;
-  for (const MetricName& name : kSummaries)
-    if (tag == name.tag) return name;
-  return kDistributions[0];  // every caller names a listed tag
-}
-
 // "2026-12-01T23:44:47.123456", UTC, with microseconds: AIPerf's ISO 8601 layout.
 std::string IsoTime(int64_t unix_ns) {
   const std::time_t seconds = static_cast<std::time_t>(unix_ns / 1'000'000'000);
@@ -118,31 +110,34 @@ json AiperfJson(const AiperfExportInput& input) {
   }
 
   json out = json::object();
-  const std::pair<const char*, const stats::Summary*> distributions[] = {
-      {"request_latency", &m.e2e_ms},
-      {"time_to_first_token", &m.ttft_ms},
-      {"time_to_second_token", &m.ttst_ms},
-      {"inter_token_latency", &m.tpot_ms},
-      {"inter_chunk_latency", &m.itl_ms},
-      {"output_sequence_length", &m.output_tokens},
-      {"input_sequence_length", &m.input_tokens}};
+  // In kDistributions' order.
   const stats::Summary per_user_summary = stats::Summarize(std::move(per_user));
-  for (const MetricName& name : kDistributions) {
-    const stats::Summary* summary = &per_user_summary;
-    for (const auto& [tag, s] : distributions)
-      if (std::string_view(tag) == name.tag) summary = s;
-    if (summary->count > 0) out[name.tag] = Distribution(name.unit, *summary);
-  }
+  const stats::Summary* distributions[] = {&m.e2e_ms,        &m.ttft_ms,     &m.ttst_ms,
+                                           &m.tpot_ms,       &m.itl_ms,      &per_user_summary,
+                                           &m.output_tokens, &m.input_tokens};
+  static_assert(std::size(distributions) == std::size(kDistributions));
+  for (size_t i = 0; i < std::size(kDistributions); ++i)
+    if (distributions[i]->count > 0)
+      out[kDistributions[i].tag] = Distribution(kDistributions[i].unit, *distributions[i]);
 
-  const auto single = [&](const char* tag, double value) {
-    out[tag] = Single(Named(tag).unit, value);
-  };
-  single("request_throughput", m.request_throughput);
-  single("output_token_throughput", m.output_token_throughput);
-  single("benchmark_duration", m.window_s);
-  single("request_count", static_cast<double>(m.completed));
-  single("total_isl", total_isl);
-  single("total_osl", total_osl);
+  // In kSummaries' order; null where AIPerf writes null: no errors, no SLOs.
+  const stats::Summary isl = stats::Summarize(std::move(error_isl));
+  const bool judged = !input.slos.empty();
+  const std::optional<double> singles[] = {
+      m.window_s,
+      m.request_throughput,
+      static_cast<double>(m.completed),
+      errors > 0 ? std::optional<double>(static_cast<double>(errors)) : std::nullopt,
+      judged ? std::optional<double>(static_cast<double>(m.met_slos)) : std::nullopt,
+      judged ? std::optional<double>(m.goodput) : std::nullopt,
+      m.output_token_throughput,
+      total_isl,
+      total_osl,
+      isl.count > 0 ? std::optional<double>(total_error_isl) : std::nullopt};
+  static_assert(std::size(singles) == std::size(kSummaries));
+  for (size_t i = 0; i < std::size(kSummaries); ++i)
+    out[kSummaries[i].tag] = singles[i] ? Single(kSummaries[i].unit, *singles[i]) : json(nullptr);
+  out["error_isl"] = isl.count > 0 ? Distribution("tokens", isl) : json(nullptr);
   out["was_cancelled"] = input.interrupted;
   const bool sent_any = first_send != std::numeric_limits<int64_t>::max();
   out["start_time"] = sent_any ? json(IsoTime(input.wall_origin_ns + first_send)) : json(nullptr);
@@ -159,23 +154,6 @@ json AiperfJson(const AiperfExportInput& input) {
                        {"count", count}});
   }
   out["error_summary"] = summary;
-  if (input.slos.empty()) {
-    out["goodput"] = nullptr;
-    out["good_request_count"] = nullptr;
-  } else {
-    single("goodput", m.goodput);
-    single("good_request_count", static_cast<double>(m.met_slos));
-  }
-  if (errors == 0) {
-    out["error_request_count"] = nullptr;
-    out["error_isl"] = nullptr;
-    out["total_error_isl"] = nullptr;
-  } else {
-    single("error_request_count", static_cast<double>(errors));
-    const stats::Summary isl = stats::Summarize(std::move(error_isl));
-    out["error_isl"] = isl.count > 0 ? Distribution("tokens", isl) : json(nullptr);
-    out["total_error_isl"] = isl.count > 0 ? Single("tokens", total_error_isl) : json(nullptr);
-  }
   out["input_config"] = input.input_config;
   out["stagegate"] = input.stagegate;
   return out;
