@@ -4,12 +4,16 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/strings.h"
+#include "cli/recompute.h"
 #include "cli/sim_fixture.h"
 #include "sim/sim_server.h"
 #include "test_util.h"
@@ -87,6 +91,36 @@ TEST_CASE("profile writes AIPerf's export for each level, with profile.json's fi
     const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
     const json aiperf = json::parse(testing::ReadText(dir / "out/profile_export_aiperf.json"));
     CheckSameFigures(aiperf, profile["levels"][0]);
+
+    // A second measurement of the same requests: requests.jsonl's per-request latencies and
+    // times, through the textbook formulas (tests/cli/recompute.h), AIPerf's for ITL.
+    std::vector<double> ttft, e2e, itl, per_user;
+    int64_t first_sent = INT64_MAX, last_end = 0;
+    std::istringstream lines(testing::ReadText(dir / "out/requests.jsonl"));
+    for (std::string line; std::getline(lines, line);) {
+      const json r = json::parse(line);
+      REQUIRE(r["outcome"] == "ok");
+      ttft.push_back(r["latency_ms"]["ttft"].get<double>());
+      e2e.push_back(r["latency_ms"]["e2e"].get<double>());
+      const double tokens = r["tokens"]["output"].get<double>();
+      itl.push_back((e2e.back() - ttft.back()) / (tokens - 1));
+      per_user.push_back(1000 / itl.back());
+      first_sent = std::min(first_sent, r["times_ns"]["sent"].get<int64_t>());
+      last_end = std::max(last_end, r["times_ns"]["end"].get<int64_t>());
+    }
+    REQUIRE(ttft.size() == 12);
+    const auto near = [](double expected) { return Approx(expected).epsilon(1e-6).margin(1e-3); };
+    CHECK(aiperf["time_to_first_token"]["p50"].get<double>() ==
+          near(testing::LinearPercentile(ttft, 50)));
+    CHECK(aiperf["time_to_first_token"]["p90"].get<double>() ==
+          near(testing::LinearPercentile(ttft, 90)));
+    CHECK(aiperf["request_latency"]["std"].get<double>() == near(testing::PopulationStd(e2e)));
+    CHECK(aiperf["inter_token_latency"]["avg"].get<double>() == near(testing::Mean(itl)));
+    CHECK(aiperf["output_token_throughput_per_user"]["avg"].get<double>() ==
+          Approx(testing::Mean(per_user)).epsilon(1e-4));
+    const double window_s = static_cast<double>(last_end - first_sent) / 1e9;
+    CHECK(aiperf["benchmark_duration"]["avg"].get<double>() == Approx(window_s).epsilon(1e-9));
+    CHECK(aiperf["request_throughput"]["avg"].get<double>() == Approx(12 / window_s));
     CHECK(std::filesystem::exists(dir / "out/profile_export_aiperf.csv"));
     CHECK_FALSE(std::filesystem::exists(dir / "out/aiperf"));
   }
