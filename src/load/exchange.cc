@@ -418,10 +418,13 @@ void Exchange::DecodeWholeBody() {
       record_.output_tokens = (*usage)["completion_tokens"].get<int64_t>();
       record_.token_source = "usage";
     }
-    const nlohmann::json cached = usage->value("prompt_tokens_details", nlohmann::json::object())
-                                      .value("cached_tokens", nlohmann::json());
-    if (cached.is_number_integer() && cached.get<int64_t>() >= 0)
-      record_.cached_tokens = cached.get<int64_t>();
+    // Any shape a server sends: value() of a non-object would throw.
+    const auto details = usage->find("prompt_tokens_details");
+    if (details != usage->end() && details->is_object()) {
+      const auto cached = details->find("cached_tokens");
+      if (cached != details->end() && cached->is_number_integer() && cached->get<int64_t>() >= 0)
+        record_.cached_tokens = cached->get<int64_t>();
+    }
   }
   record_.outcome = Outcome::kOk;
 }

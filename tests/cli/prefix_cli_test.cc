@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/sim_fixture.h"
+#include "http_test_server.h"
 #include "sim/sim_server.h"
 #include "test_util.h"
 
@@ -93,6 +94,40 @@ TEST_CASE("a trace's hash_ids are replayed as the same shared prompt blocks",
   for (const json& r : records)
     cached.push_back(r["tokens"]["cached"].get<int64_t>());
   CHECK(cached == std::vector<int64_t>{0, 128, 0, 192, 64});
+}
+
+// A whole (unstreamed) answer whose usage.prompt_tokens_details is any shape: kept when it is a
+// count, ignored otherwise, and never the end of the run (nlohmann's value() on an array throws).
+TEST_CASE("cached tokens of a whole answer are read only from a well-formed count",
+          "[cli][profile][prefix]") {
+  for (const auto& [details, cached] :
+       std::vector<std::pair<std::string, json>>{{R"({"cached_tokens":7})", 7},
+                                                 {R"([1,2])", nullptr},
+                                                 {R"("7")", nullptr},
+                                                 {R"({"cached_tokens":-7})", nullptr},
+                                                 {R"({"cached_tokens":[7]})", nullptr}}) {
+    INFO(details);
+    const std::string body =
+        R"({"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],)"
+        R"("usage":{"prompt_tokens":9,"completion_tokens":1,"prompt_tokens_details":)" +
+        details + "}}";
+    testing::FixedResponseServer server(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+    testing::TempDir dir;
+    Ran ran = testing::RunStagegate(
+        dir, {"profile", "--url", server.base() + "/v1", "--model", "m", "--no-stream",
+              "--concurrency", "1", "--requests", "2", "--out", dir / "out", "--workers", "1"});
+    INFO(ran.out << ran.err);
+    REQUIRE(ran.exit_code == 0);
+    const std::vector<json> records = Records(dir);
+    REQUIRE(records.size() == 2);
+    for (const json& r : records) {
+      CHECK(r["outcome"] == "ok");
+      CHECK(r["tokens"]["input"] == 9);
+      CHECK(r["tokens"]["cached"] == cached);
+    }
+  }
 }
 
 }  // namespace

@@ -478,6 +478,28 @@ TEST_CASE("usage comes from any chunk; null and wrong types are absent; the last
   CHECK_FALSE(fractional.usage().completion_tokens);
 }
 
+TEST_CASE("cached prompt tokens come from usage.prompt_tokens_details, when well-formed",
+          "[openai]") {
+  OpenAiStreamDecoder cached = DecodeData({
+      R"({"choices":[{"index":0,"delta":{"content":"a"}}]})",
+      R"({"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":896}}})",
+  });
+  CHECK(cached.usage().cached_tokens == 896);
+  CHECK(cached.usage().prompt_tokens == 900);
+  for (const char* details :
+       {R"(null)", R"([896])", R"("896")", R"({"cached_tokens":-1})", R"({"cached_tokens":"896"})",
+        R"({"cached_tokens":8.5})", R"({"cached_tokens":18446744073709551615})", R"({"cached":1})",
+        R"({"cached_tokens":{"n":1}})"}) {
+    INFO(details);
+    OpenAiStreamDecoder hostile = DecodeData(
+        {std::string(
+             R"({"usage":{"prompt_tokens":9,"completion_tokens":1,"prompt_tokens_details":)") +
+         details + "}}"});
+    CHECK_FALSE(hostile.usage().cached_tokens);
+    CHECK(hostile.usage().prompt_tokens == 9);  // the rest of usage is kept
+  }
+}
+
 TEST_CASE("tool-call fragments merge by index, in index order", "[openai]") {
   OpenAiStreamDecoder decoder = DecodeData({
       R"({"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"lookup","arguments":""}}]}}]})",
