@@ -9,15 +9,6 @@
 #include "load/schedule.h"
 
 namespace stagegate::load {
-namespace {
-
-int64_t Draw(const TokenSpec& spec, double z, double lo, double hi) {
-  const double value = std::round(spec.mean + spec.std * z);
-  if (!std::isfinite(value)) return static_cast<int64_t>(lo);
-  return static_cast<int64_t>(std::clamp(value, lo, hi));
-}
-
-}  // namespace
 
 Result<SessionShape> ParseSessionShape(const std::string& turns, const std::string& think_ms,
                                        const std::string& follow_up_tokens) {
@@ -59,7 +50,7 @@ BasicRandom<SplitMix64> SessionRandom(uint64_t seed, int64_t session) {
 
 int64_t SessionTurns(const SessionShape& shape, uint64_t seed, int64_t session) {
   BasicRandom<SplitMix64> random = SessionRandom(seed, session);
-  return Draw(shape.turns, random.Normal(), 1, static_cast<double>(kMaxTurns));
+  return DrawRounded(shape.turns, random.Normal(), 1, kMaxTurns);
 }
 
 SessionMetrics ComputeSessionMetrics(std::span<const RequestRecord> records,
@@ -94,7 +85,7 @@ SessionSource MakeSyntheticSessions(SessionShape shape, SyntheticOptions synthet
              int64_t session, int64_t turn,
              const std::vector<std::string>& answers) -> std::optional<TurnRequest> {
     BasicRandom<SplitMix64> random = SessionRandom(synthetic.seed, session);
-    const int64_t turns = Draw(shape.turns, random.Normal(), 1, static_cast<double>(kMaxTurns));
+    const int64_t turns = DrawRounded(shape.turns, random.Normal(), 1, kMaxTurns);
     if (turn >= turns || static_cast<int64_t>(answers.size()) < turn) return std::nullopt;
     nlohmann::json messages = nlohmann::json::array();
     SyntheticInput input;
@@ -111,7 +102,7 @@ SessionSource MakeSyntheticSessions(SessionShape shape, SyntheticOptions synthet
     out.spec.requested_output_tokens = input.output_tokens;
     if (turn > 0) {
       BasicRandom<SplitMix64> think(Mix64(random.Bits() ^ static_cast<uint64_t>(turn)));
-      out.think_ns = Draw(shape.think_ms, think.Normal(), 0, 3.6e6) * 1'000'000;
+      out.think_ns = DrawRounded(shape.think_ms, think.Normal(), 0, 3'600'000) * 1'000'000;
     }
     return out;
   };

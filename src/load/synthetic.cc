@@ -20,12 +20,6 @@ constexpr std::array<std::string_view, 10> kWordOfLength = {
     "", "a", "an", "the", "data", "about", "system", "process", "research", "knowledge",
 };
 
-int64_t DrawTokens(const TokenSpec& spec, double z) {
-  const double value = std::round(spec.mean + spec.std * z);
-  if (!std::isfinite(value)) return 1;
-  return static_cast<int64_t>(std::clamp(value, 1.0, static_cast<double>(kMaxSyntheticTokens)));
-}
-
 // Appends random words to `prompt` and ends it exactly at `size` bytes. Writes into a buffer sized
 // once: this runs for every request.
 void FillTo(std::string& prompt, size_t size, BasicRandom<SplitMix64>& random) {
@@ -84,6 +78,12 @@ std::optional<double> Number(const std::string& text) {
 
 }  // namespace
 
+int64_t DrawRounded(const TokenSpec& spec, double z, int64_t lo, int64_t hi) {
+  const double value = std::round(spec.mean + spec.std * z);
+  if (!std::isfinite(value)) return lo;
+  return static_cast<int64_t>(std::clamp(value, static_cast<double>(lo), static_cast<double>(hi)));
+}
+
 Result<TokenSpec> ParseTokenSpec(const std::string& flag, const std::string& text) {
   const std::vector<std::string> parts = Split(text, ':');
   const std::optional<double> mean = Number(parts[0]);
@@ -140,8 +140,8 @@ std::string FitToTokens(std::string text, int64_t tokens, const tokenize::Tokeni
 SyntheticInput MakeSyntheticInput(const SyntheticOptions& options, int64_t sequence) {
   BasicRandom<SplitMix64> random(Mix64(Mix64(options.seed) ^ static_cast<uint64_t>(sequence)));
   SyntheticInput input;
-  input.input_tokens = DrawTokens(options.input_tokens, random.Normal());
-  input.output_tokens = DrawTokens(options.output_tokens, random.Normal());
+  input.input_tokens = DrawRounded(options.input_tokens, random.Normal(), 1, kMaxSyntheticTokens);
+  input.output_tokens = DrawRounded(options.output_tokens, random.Normal(), 1, kMaxSyntheticTokens);
   const SharedPrefixes& prefixes = options.prefixes;
   if (prefixes.count > 0 && prefixes.tokens > 0 && random.Uniform() < prefixes.share) {
     input.prefix = static_cast<int64_t>(random.Bits() % static_cast<uint64_t>(prefixes.count));

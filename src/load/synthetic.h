@@ -46,6 +46,9 @@ struct SyntheticInput {
   bool operator==(const SyntheticInput&) const = default;
 };
 
+/// mean + std * z (a standard normal draw), rounded and clamped to [lo, hi]; lo when not finite.
+int64_t DrawRounded(const TokenSpec& spec, double z, int64_t lo, int64_t hi);
+
 /// "MEAN" or "MEAN:STD", MEAN in [1, 1e6] and STD in [0, 1e6]; errors name `flag`.
 Result<TokenSpec> ParseTokenSpec(const std::string& flag, const std::string& text);
 
