@@ -150,11 +150,10 @@ Status ProfileCommand::Prepare() {
     synthetic_.tokenizer = tokenizer_.get();
   }
   if (!session_turns_.empty()) {
-    if (concurrency_.empty() || endpoint_ != "chat" || !corpus_dir_.empty() || !trace_.empty() ||
-        !dataset_path_.empty())
+    if (endpoint_ != "chat" || !corpus_dir_.empty() || !trace_.empty() || !dataset_path_.empty())
       errors.push_back(
-          "--session-turns runs synthetic chat sessions in a closed loop: give --concurrency, "
-          "and no --corpus, --trace or --dataset");
+          "--session-turns runs synthetic chat sessions: the chat endpoint, and no --corpus, "
+          "--trace or --dataset");
     Result<load::SessionShape> shape =
         load::ParseSessionShape(session_turns_, think_time_, follow_up_tokens_);
     check(shape.status());
@@ -405,19 +404,19 @@ Result<ProfileCommand::LevelPlan> ProfileCommand::PlanLevel(const std::string& k
       .shard = shard_,
       .timeouts = timeouts_,
       .response_memory_bytes = static_cast<int64_t>(std::ceil(response_memory_mib_ * (1 << 20)))};
+  if (sessions_)
+    plan.options.sessions = load::MakeSyntheticSessions(
+        *sessions_, synthetic_, [this](const json& messages, int64_t output_tokens) {
+          load::RequestSpec spec = MakeRequest(0);
+          http::RequestBodyOptions body = body_;
+          body.max_tokens = output_tokens;
+          spec.body = http::BuildChatBody(body, messages);
+          return spec;
+        });
   if (kind == "concurrency") {
     plan.options.concurrency = static_cast<int64_t>(value);
     if (requests_) plan.options.requests = *requests_ + warmup_;
     plan.options.duration_s = max_duration_s_ ? max_duration_s_ : duration_s_;
-    if (sessions_)
-      plan.options.sessions = load::MakeSyntheticSessions(
-          *sessions_, synthetic_, [this](const json& messages, int64_t output_tokens) {
-            load::RequestSpec spec = MakeRequest(0);
-            http::RequestBodyOptions body = body_;
-            body.max_tokens = output_tokens;
-            spec.body = http::BuildChatBody(body, messages);
-            return spec;
-          });
     return plan;
   }
   Result<std::vector<load::Arrival>> arrivals = Schedule(value);

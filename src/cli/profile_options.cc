@@ -101,7 +101,8 @@ void ProfileFlags::AddOptions(CLI::App& app) {
                  "COUNT:TOKENS[:SHARE]: synthetic prompts start with one of COUNT prefixes")
       ->excludes(trace);
   app.add_option("--session-turns", session_turns_,
-                 "Multi-turn sessions of MEAN[:STD] turns per user (with --concurrency)");
+                 "Multi-turn sessions of MEAN[:STD] turns (each user of --concurrency runs them "
+                 "one after another; each arrival of --rate starts one)");
   app.add_option("--think-time", think_time_, "Milliseconds MS[:STD] a user thinks between turns")
       ->capture_default_str();
   app.add_option("--follow-up-tokens", follow_up_tokens_,

@@ -99,8 +99,6 @@ int64_t RaiseOpenFileLimit() {
 Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& source,
                            const RunControl& control) {
   const bool closed_loop = options.concurrency.has_value();
-  if (options.sessions && !closed_loop)
-    return Status::InvalidInput("sessions run in a closed loop: give a concurrency");
   if (closed_loop && !options.requests && !options.duration_s)
     return Status::InvalidInput("a closed loop needs a request count or a duration");
   int64_t workers = options.workers > 0 ? options.workers

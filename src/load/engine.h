@@ -65,12 +65,16 @@ struct LoadOptions {
   /// What the responses in flight may keep between them (ResponseBudget); a response past it is
   /// cut (kMemoryLimit). 0: no limit beyond each response's own cap.
   int64_t response_memory_bytes = ResponseBudget::kDefaultLimitBytes;
-  /// Closed loop only: each of the `concurrency` users runs multi-turn sessions one after
-  /// another instead of single requests. A session's next turn is sent its think time after the
-  /// previous answer ended (that is its intended time) and carries the answers so far; a failed
-  /// turn ends its session. `requests` and `warmup_requests` count sessions, and each turn's
-  /// record has `session`, `turn` and sequence session * kMaxTurns + turn. No turn is sent at or
-  /// after the duration's end. The RequestSource is not used.
+  /// Multi-turn sessions instead of single requests. Closed loop: each of the `concurrency`
+  /// users runs sessions one after another, and `requests` counts sessions. Open loop: each
+  /// arrival starts a session (its sequence is the session's id), and the phase lasts until
+  /// every session started has ended. Either way a session's next turn is sent its think time
+  /// after the previous answer ended (that is its intended time, so a late send counts in
+  /// corrected latency) and carries the answers so far; a failed turn ends its session;
+  /// `warmup_requests` counts sessions; each turn's record has `session`, `turn` and sequence
+  /// session * kMaxTurns + turn. A closed loop sends no turn at or after the duration's end; an
+  /// open loop's cap holds a due turn until a request ends, whatever `when_full` says. The
+  /// RequestSource is not used.
   SessionSource sessions;
 };
 

@@ -102,7 +102,9 @@ Status Worker::Run() {
     int64_t deadline = send_budget_spent_ ? now : next_scan;
     if (!stopping_ && !ending_ && !plan_.closed_loop && next_arrival_ < plan_.arrivals.size())
       deadline = std::min(deadline, plan_.arrivals[next_arrival_].intended_ns);
-    if (!stopping_ && !ending_ && !due_turns_.empty())
+    // A turn due while a capped open loop has no room waits for a request to end, which wakes
+    // the transport anyway.
+    if (!stopping_ && !ending_ && !due_turns_.empty() && HasRoom())
       deadline = std::min(deadline, due_turns_.begin()->first);
     if (grace_end) deadline = std::min(deadline, *grace_end);
     transport_->WaitAndDrive(deadline + control_.origin_ns, kMaxWaitMs);
@@ -113,9 +115,15 @@ Status Worker::Run() {
   return Status::Ok();
 }
 
+bool Worker::HasRoom() const {
+  return plan_.closed_loop || plan_.slots == 0 ||
+         static_cast<int64_t>(in_flight_.size()) < plan_.slots;
+}
+
 bool Worker::MoreToSend() const {
   if (stopping_ || ending_) return false;
-  if (!plan_.closed_loop) return next_arrival_ < plan_.arrivals.size() || !queue_.empty();
+  if (!plan_.closed_loop)
+    return next_arrival_ < plan_.arrivals.size() || !queue_.empty() || !sessions_.empty();
   if (plan_.slots == 0) return false;  // a shard with no share of the concurrency
   if (Now() >= plan_.end_ns) return false;
   if (options_.sessions && !sessions_.empty()) return true;
@@ -158,19 +166,17 @@ void Worker::Dispatch(int64_t now) {
     }
     return;
   }
-  const auto has_room = [&] {
-    return plan_.slots == 0 || static_cast<int64_t>(in_flight_.size()) < plan_.slots;
-  };
-  while (!queue_.empty() && has_room() && spend()) {
+  if (options_.sessions) SendDueTurns(now, spend);
+  while (!queue_.empty() && HasRoom() && spend()) {
     const Arrival waiting = queue_.front();
     queue_.pop_front();
-    Send(waiting, now - waiting.intended_ns);
+    Start(waiting, now - waiting.intended_ns);
   }
   while (next_arrival_ < plan_.arrivals.size() &&
          plan_.arrivals[next_arrival_].intended_ns <= now && spend()) {
     const Arrival& arrival = plan_.arrivals[next_arrival_++];
-    if (has_room()) {
-      Send(arrival, std::nullopt);
+    if (HasRoom()) {
+      Start(arrival, std::nullopt);
     } else if (options_.when_full == WhenFull::kQueue) {
       queue_.push_back(arrival);
     } else {
@@ -182,8 +188,19 @@ void Worker::Dispatch(int64_t now) {
   }
 }
 
-void Worker::DispatchSessions(int64_t now, const std::function<bool()>& spend) {
-  while (!due_turns_.empty() && due_turns_.begin()->first <= now && now < plan_.end_ns && spend()) {
+void Worker::Start(const Arrival& arrival, std::optional<int64_t> queue_ns) {
+  if (!options_.sessions) return Send(arrival, queue_ns);
+  // Open loop: an arrival starts a session, and its sequence is the session's id.
+  std::optional<TurnRequest> first = options_.sessions(arrival.sequence, 0, {});
+  if (!first) return;  // a session of no turns
+  sessions_[arrival.sequence] = Session{};
+  Send(Arrival{.sequence = arrival.sequence * kMaxTurns, .intended_ns = arrival.intended_ns},
+       queue_ns, std::move(first->spec), arrival.sequence, 0);
+}
+
+void Worker::SendDueTurns(int64_t now, const std::function<bool()>& spend) {
+  while (!due_turns_.empty() && due_turns_.begin()->first <= now && now < plan_.end_ns &&
+         HasRoom() && spend()) {
     const auto [due, id] = *due_turns_.begin();
     due_turns_.erase(due_turns_.begin());
     Session& session = sessions_.at(id);
@@ -192,6 +209,10 @@ void Worker::DispatchSessions(int64_t now, const std::function<bool()>& spend) {
     Send(Arrival{.sequence = id * kMaxTurns + session.turn, .intended_ns = due}, std::nullopt,
          std::move(spec), id, session.turn);
   }
+}
+
+void Worker::DispatchSessions(int64_t now, const std::function<bool()>& spend) {
+  SendDueTurns(now, spend);
   while (!free_since_.empty() && now < plan_.end_ns && spend()) {
     const std::optional<int64_t> id = NextClosedLoopSequence();
     if (!id) break;
@@ -207,11 +228,12 @@ void Worker::DispatchSessions(int64_t now, const std::function<bool()>& spend) {
 
 void Worker::AfterTurn(const RequestRecord& record) {
   const int64_t end = record.end_ns.value_or(Now());
+  // A closed loop's user slot is free again when its session ends; an open loop has none.
+  const auto session_ended = [&] {
+    if (plan_.closed_loop) free_since_.push_back(end);
+  };
   auto found = sessions_.find(*record.session);
-  if (found == sessions_.end()) {
-    free_since_.push_back(end);
-    return;
-  }
+  if (found == sessions_.end()) return session_ended();
   Session& session = found->second;
   std::optional<TurnRequest> next;
   // A failed turn ends its session: the conversation cannot go on without its answer.
@@ -221,8 +243,7 @@ void Worker::AfterTurn(const RequestRecord& record) {
   }
   if (!next) {
     sessions_.erase(found);
-    free_since_.push_back(end);
-    return;
+    return session_ended();
   }
   ++session.turn;
   due_turns_.emplace(end + std::max<int64_t>(0, next->think_ns), *record.session);
@@ -270,6 +291,11 @@ void Worker::Drop(const Arrival& arrival, const std::string& why, bool refused_b
   record.intended_ns = arrival.intended_ns;
   record.worker = plan_.index;
   record.warmup = arrival.sequence < options_.warmup_requests;
+  if (options_.sessions) {  // the session the arrival would have started: its first turn
+    record.sequence = arrival.sequence * kMaxTurns;
+    record.session = arrival.sequence;
+    record.turn = 0;
+  }
   record.outcome = Outcome::kCancelled;
   record.error_message = why;
   Keep(std::move(record));
@@ -303,7 +329,7 @@ void Worker::Reap() {
     if (record.first_token_ns && record.sent_ns)
       counters_.ttft[LiveCounters::TtftBucket(*record.first_token_ns - *record.sent_ns)].fetch_add(
           1, std::memory_order_relaxed);
-    if (plan_.closed_loop && record.session) {
+    if (record.session) {
       AfterTurn(record);
     } else if (plan_.closed_loop) {
       free_since_.push_back(record.end_ns.value_or(Now()));

@@ -58,11 +58,19 @@ class Worker {
 
   int64_t Now() const { return control_.clock->NowNs() - control_.origin_ns; }
   bool MoreToSend() const;
+  /// Whether a request may start now: always in a closed loop; under an open loop's cap, while
+  /// fewer than it are in flight.
+  bool HasRoom() const;
   void Dispatch(int64_t now);
   void Send(const Arrival& arrival, std::optional<int64_t> queue_ns);
   void Send(const Arrival& arrival, std::optional<int64_t> queue_ns, RequestSpec spec,
             std::optional<int64_t> session, std::optional<int64_t> turn);
-  /// Sessions: the turns due by `now`, then new sessions on free slots.
+  /// Open loop: sends the request of an arrival, or with sessions the first turn of the session
+  /// it starts.
+  void Start(const Arrival& arrival, std::optional<int64_t> queue_ns);
+  /// Sessions: the turns due by `now`, while there is room.
+  void SendDueTurns(int64_t now, const std::function<bool()>& spend);
+  /// Sessions in a closed loop: the turns due by `now`, then new sessions on free slots.
   void DispatchSessions(int64_t now, const std::function<bool()>& spend);
   /// Sessions: what follows a finished turn (its next turn, or a free slot).
   void AfterTurn(const RequestRecord& record);

@@ -30,16 +30,13 @@ std::unique_ptr<sim::SimServer> StartCachingSim(const std::string& fault = "") {
   return testing::StartSimServer(profile);
 }
 
+// Sessions of 4 turns; `load` says how they arrive.
 Ran Sessions(const testing::TempDir& dir, const sim::SimServer& sim,
-             std::vector<std::string> extra = {}) {
+             const std::vector<std::string>& load = {"--concurrency", "2", "--requests", "4"}) {
   std::vector<std::string> args = {"profile",
                                    sim.base_url() + "/v1",
                                    "--model",
                                    "sim",
-                                   "--concurrency",
-                                   "2",
-                                   "--requests",
-                                   "4",
                                    "--session-turns",
                                    "4",
                                    "--think-time",
@@ -57,7 +54,7 @@ Ran Sessions(const testing::TempDir& dir, const sim::SimServer& sim,
                                    "--workers",
                                    "1"};
   args.insert(args.begin() + 1, "--url");
-  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), load.begin(), load.end());
   return testing::RunStagegate(dir, args);
 }
 
@@ -147,12 +144,13 @@ TEST_CASE("a failed turn ends its session, and session options are checked",
     }
     CHECK(ran.out.find("  sessions: 0 of 4 completed every turn") != std::string::npos);
   }
-  SECTION("sessions need a closed loop, and their options need sessions") {
-    Ran open = testing::RunStagegate(dir, {"profile", "--url", "http://127.0.0.1:9/v1", "--model",
-                                           "m", "--request-rate", "2", "--session-turns", "3"});
-    CHECK(open.exit_code == 2);
-    CHECK(open.err.find("--session-turns runs synthetic chat sessions in a closed loop") !=
-          std::string::npos);
+  SECTION("sessions are synthetic chat, and their options need sessions") {
+    Ran corpus = testing::RunStagegate(
+        dir, {"profile", "--url", "http://127.0.0.1:9/v1", "--model", "m", "--request-rate", "2",
+              "--session-turns", "3", "--corpus", "corpus"});
+    CHECK(corpus.exit_code == 2);
+    CHECK(corpus.err.find("--session-turns runs synthetic chat sessions: the chat endpoint, and "
+                          "no --corpus, --trace or --dataset") != std::string::npos);
     Ran stray = testing::RunStagegate(dir, {"profile", "--url", "http://127.0.0.1:9/v1", "--model",
                                             "m", "--concurrency", "2", "--think-time", "100"});
     CHECK(stray.exit_code == 2);
@@ -164,6 +162,50 @@ TEST_CASE("a failed turn ends its session, and session options are checked",
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("--think-time '-5': expected MS or MS:STD") != std::string::npos);
   }
+}
+
+TEST_CASE(
+    "an open loop's arrivals start sessions, and its cap holds a due turn until there is room",
+    "[cli][profile][sessions]") {
+  auto sim = StartCachingSim();
+  testing::TempDir dir;
+  // Five sessions arrive 100 ms apart; at most two requests are in flight.
+  Ran ran = Sessions(dir, *sim,
+                     {"--request-rate", "10", "--arrival", "constant", "--requests", "5",
+                      "--max-concurrency", "2"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  const auto turns = Turns(dir);
+  REQUIRE(turns.size() == 20);                     // 5 sessions of 4 turns
+  std::vector<std::pair<int64_t, int64_t>> spans;  // every turn's sent and end
+  for (int64_t s = 0; s < 5; ++s) {
+    const json& first = turns.at({s, 0});
+    CHECK(first["sequence"] == s * 1000);
+    // A first turn's intended time is its session's arrival on the schedule.
+    CHECK(first["times_ns"]["intended"].get<int64_t>() -
+              turns.at({0, 0})["times_ns"]["intended"].get<int64_t>() ==
+          s * 100'000'000);
+    for (int64_t t = 0; t < 4; ++t) {
+      INFO("session " << s << " turn " << t);
+      const json& r = turns.at({s, t});
+      CHECK(r["outcome"] == "ok");
+      spans.emplace_back(r["times_ns"]["sent"].get<int64_t>(), r["times_ns"]["end"].get<int64_t>());
+      if (t == 0) continue;
+      const json& before = turns.at({s, t - 1});
+      CHECK(r["times_ns"]["intended"].get<int64_t>() ==
+            before["times_ns"]["end"].get<int64_t>() + 30'000'000);
+      CHECK(r["times_ns"]["sent"].get<int64_t>() >= r["times_ns"]["intended"].get<int64_t>());
+    }
+  }
+  // Never more than two in flight: at each send, count the turns sent before it and not ended.
+  for (const auto& [sent, end] : spans) {
+    int in_flight = 0;
+    for (const auto& [other_sent, other_end] : spans)
+      if (other_sent <= sent && other_end > sent) ++in_flight;
+    CHECK(in_flight <= 2);
+  }
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  CHECK(profile["levels"][0]["sessions"]["completed"] == 5);
 }
 
 }  // namespace
