@@ -77,7 +77,7 @@ Ran Profile(const testing::TempDir& dir, const sim::SimServer& sim, std::vector<
 }
 
 TEST_CASE("profile --search finds the sustained capacity of two applications, one twice as fast",
-          "[cli][capacity][slow]") {
+          "[cli][capacity][slow][serial]") {
   for (const double step_ms : {20.0, 10.0}) {
     const double ceiling = Ceiling(step_ms);  // 25 and 50 req/s
     DYNAMIC_SECTION("decode step " << step_ms << " ms, ceiling " << ceiling << " req/s") {

@@ -657,7 +657,7 @@ TEST_CASE("warmup requests are marked and left out of the metrics", "[load]") {
 }
 
 TEST_CASE("busy polling keeps a worker awake and counts its empty polls apart from work",
-          "[load]") {
+          "[load][serial]") {
   auto sim = StartSim();
   // Ten requests a second for 1 s: the worker has almost nothing to do between them.
   const std::vector<Arrival> arrivals =
