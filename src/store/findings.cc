@@ -154,6 +154,25 @@ StepFindings ReadStep(const Fields& f) {
                                          .reason = g.Text("reason"),
                                          .completed_rate = g.Number("completed_rate")};
   }
+  if (const json* j = f.Object("sessions")) {
+    const Fields g = f.Nested(*j, "sessions");
+    g.Expect({"started", "completed", "turns"});
+    s.sessions = SessionFindings{.started = g.Integer("started").value_or(0),
+                                 .completed = g.Integer("completed").value_or(0)};
+    for (const auto& [object, path] : g.Objects("turns")) {
+      const Fields t = g.At(*object, path);
+      t.Expect({"turn", "sent", "completed", "ttft_ms", "e2e_ms", "input_tokens"});
+      TurnFindings turn{.turn = t.Integer("turn").value_or(0),
+                        .sent = t.Integer("sent").value_or(0),
+                        .completed = t.Integer("completed").value_or(0)};
+      for (auto [key, out] :
+           {std::pair{"ttft_ms", &turn.ttft_ms}, std::pair{"e2e_ms", &turn.e2e_ms},
+            std::pair{"input_tokens", &turn.input_tokens}})
+        if (const json* summary = t.Object(key))
+          *out = ReadDistribution(t.Nested(*summary, key), *summary);
+      s.sessions->turns.push_back(std::move(turn));
+    }
+  }
   return s;
 }
 

@@ -42,6 +42,19 @@ struct LevelJudgementFindings {
   std::optional<double> completed_rate;
 };
 
+/// One turn index of a step of multi-turn sessions.
+struct TurnFindings {
+  int64_t turn = 0;  // from 1
+  int64_t sent = 0, completed = 0;
+  Distribution ttft_ms, e2e_ms, input_tokens;
+};
+
+/// A step of multi-turn sessions: how many started and completed every turn, and each turn.
+struct SessionFindings {
+  int64_t started = 0, completed = 0;
+  std::vector<TurnFindings> turns;
+};
+
 /// One load step of a stage: a phase, or a level of a sweep.
 struct StepFindings {
   std::string phase;  // warmup, steady, burst, sweep, overload, recovery
@@ -55,6 +68,7 @@ struct StepFindings {
   std::vector<ThresholdResult> checks;
   std::optional<bool> passed;  // judged phases only
   std::optional<LevelJudgementFindings> judgement;
+  std::optional<SessionFindings> sessions;
 
   int64_t Requests(const std::string& name) const;
   std::optional<double> Throughput(const std::string& name) const;

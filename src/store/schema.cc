@@ -175,6 +175,11 @@ const std::vector<std::string>& Migrations() {
       R"sql(
       ALTER TABLE requests ADD COLUMN cached_tokens INTEGER;
       )sql",
+      // 10: the multi-turn session a request is a turn of, and which turn (from 0).
+      R"sql(
+      ALTER TABLE requests ADD COLUMN session INTEGER;
+      ALTER TABLE requests ADD COLUMN turn INTEGER;
+      )sql",
   };
   return kMigrations;
 }

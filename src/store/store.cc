@@ -69,7 +69,7 @@ constexpr const char* kRequestColumns =
     "retry_after_s, input_tokens, output_tokens, token_source, finish_reason, answer_text, "
     "trace_id, worker, warmup, streamed, queue_ns, requested_input_tokens, "
     "requested_output_tokens, input_token_source, reasoning_text, tool_calls_json, server_timing, "
-    "invalid_utf8, cached_tokens";
+    "invalid_utf8, cached_tokens, session, turn";
 
 // Chunk times are kept as gaps from the request's send (or intended) time, space-separated: about
 // a third of the bytes of absolute times.
@@ -311,7 +311,7 @@ Status Store::AddRequests(std::span<const load::RequestRecord> records) {
   SG_RETURN_IF_ERROR(transaction.begin_status());
   Result<Statement> insert = Statement::Prepare(
       *db_, std::string("INSERT INTO requests (") + kRequestColumns +
-                ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
   Result<Statement> insert_chunks =
       Statement::Prepare(*db_, "INSERT INTO chunks (request_id, times_ns) VALUES (?, ?)");
@@ -330,6 +330,7 @@ Status Store::AddRequests(std::span<const load::RequestRecord> records) {
     s.Bind(27, r.requested_input_tokens).Bind(28, r.requested_output_tokens);
     s.Bind(29, r.input_token_source).Bind(30, r.reasoning_text).Bind(31, r.tool_calls_json);
     s.Bind(32, r.server_timing).Bind(33, int64_t{r.invalid_utf8}).Bind(34, r.cached_tokens);
+    s.Bind(35, r.session).Bind(36, r.turn);
     Status inserted = s.Run();
     if (!inserted.ok()) return inserted.WithContext("request " + std::to_string(r.sequence));
     if (!r.chunk_times_ns.empty()) {
@@ -534,8 +535,10 @@ Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& 
     r.server_timing = q.Text(32);
     r.invalid_utf8 = q.Int(33) != 0;
     r.cached_tokens = q.OptionalInt(34);
-    if (!q.IsNull(35))
-      r.chunk_times_ns = DecodeChunkTimes(q.Text(35), r.sent_ns.value_or(r.intended_ns));
+    r.session = q.OptionalInt(35);
+    r.turn = q.OptionalInt(36);
+    if (!q.IsNull(37))
+      r.chunk_times_ns = DecodeChunkTimes(q.Text(37), r.sent_ns.value_or(r.intended_ns));
     records.push_back(std::move(r));
   }
   if (!query->status().ok()) return query->status();

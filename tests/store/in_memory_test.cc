@@ -59,6 +59,8 @@ TEST_CASE("Store::OpenInMemory keeps runs, phases and requests with the current 
                                                Request("run-1", *phase_id, 0)};
   requests[0].invalid_utf8 = true;
   requests[0].cached_tokens = 640;
+  requests[0].session = 3;
+  requests[0].turn = 2;
   requests[0].outcome = load::Outcome::kMemoryLimit;
   RequireOk(store->AddRequests(requests));
 
@@ -85,6 +87,10 @@ TEST_CASE("Store::OpenInMemory keeps runs, phases and requests with the current 
   CHECK((*listed)[1].invalid_utf8);
   CHECK((*listed)[1].cached_tokens == 640);
   CHECK_FALSE((*listed)[0].cached_tokens.has_value());
+  CHECK((*listed)[1].session == 3);
+  CHECK((*listed)[1].turn == 2);
+  CHECK_FALSE((*listed)[0].session.has_value());
+  CHECK_FALSE((*listed)[0].turn.has_value());
   CHECK((*listed)[1].outcome == load::Outcome::kMemoryLimit);
   CHECK_FALSE((*listed)[0].invalid_utf8);
 }
