@@ -157,21 +157,8 @@ std::vector<std::string> SelfCheckLines(const ProfileLevel& level) {
 }
 
 std::vector<std::string> SessionLines(const ProfileLevel& level) {
-  std::vector<std::string> lines;
-  if (!level.sessions) return lines;
-  for (size_t t = 0; t < level.sessions->by_turn.size(); ++t) {
-    const load::PhaseMetrics& m = level.sessions->by_turn[t];
-    std::string line = "  turn " + std::to_string(t + 1) + ": " + std::to_string(m.completed) +
-                       " of " + std::to_string(m.sent) + " completed";
-    if (m.ttft_ms.count > 0)
-      line += ", TTFT p50 " + Ms(m.ttft_ms, 50) + " ms, p95 " + Ms(m.ttft_ms, 95) + " ms";
-    if (m.input_tokens.count > 0)
-      line += ", input " + FormatNumber(m.input_tokens.mean, 0) + " tokens";
-    lines.push_back(line);
-  }
-  lines.push_back("  sessions: " + std::to_string(level.sessions->completed) + " of " +
-                  std::to_string(level.sessions->started) + " completed every turn");
-  return lines;
+  if (!level.sessions) return {};
+  return load::SessionSummaryLines(*level.sessions, "  ");
 }
 
 std::optional<std::string> TokenizerCheck(std::span<const load::RequestRecord> records) {
@@ -224,21 +211,7 @@ nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fing
         {"dropped", level.dropped},
         {"receive_times", ReceiveJson(level)},
         {"warnings", level.self_check_warnings}};
-    if (level.sessions) {
-      nlohmann::json turns = nlohmann::json::array();
-      for (size_t t = 0; t < level.sessions->by_turn.size(); ++t) {
-        const load::PhaseMetrics& m = level.sessions->by_turn[t];
-        turns.push_back({{"turn", t + 1},
-                         {"sent", m.sent},
-                         {"completed", m.completed},
-                         {"ttft_ms", m.ttft_ms.ToJson()},
-                         {"e2e_ms", m.e2e_ms.ToJson()},
-                         {"input_tokens", m.input_tokens.ToJson()}});
-      }
-      row["sessions"] = {{"started", level.sessions->started},
-                         {"completed", level.sessions->completed},
-                         {"turns", turns}};
-    }
+    if (level.sessions) row["sessions"] = load::SessionMetricsToJson(*level.sessions);
     out["levels"].push_back(std::move(row));
   }
   return out;

@@ -206,12 +206,10 @@ class ValidateCommand : public Command {
     if (bundle && bundle->scenario.target.kind == TargetKind::kSim &&
         !sim::LoadSimProfile(bundle->scenario.target.sim_profile, diagnostics))
       bundle.reset();
-    // The dataset is read as the run will read it, so that its bad lines show now.
-    std::optional<load::Dataset> dataset;
-    if (bundle && bundle->scenario.input.source == InputSource::kDataset) {
-      dataset = scenario::LoadInputDataset(bundle->scenario, diagnostics);
-      if (!dataset) bundle.reset();
-    }
+    // The tokenizer and the dataset are read as the run will read them, so that their problems
+    // (a dataset's bad lines) show now.
+    scenario::InputFiles input;
+    if (bundle && !scenario::LoadInputFiles(bundle->scenario, diagnostics, input)) bundle.reset();
     if (!bundle) {
       for (const Diagnostic& diagnostic : diagnostics.Sorted())
         console.Error(diagnostic.ToString());
@@ -229,9 +227,10 @@ class ValidateCommand : public Command {
       console.Line(out.dump(2));
     } else {
       PrintSummary(console, *bundle, fingerprint);
-      if (dataset)
-        console.Line("dataset      " +
-                     dataset->Describe(scenario::InputDatasetOptions(bundle->scenario.input)));
+      if (input.tokenizer) console.Line("tokenizer    " + input.tokenizer->Describe());
+      if (input.dataset)
+        console.Line("dataset      " + input.dataset->Describe(
+                                           scenario::InputDatasetOptions(bundle->scenario.input)));
     }
     return ExitCode::kOk;
   }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/hashing.h"
+#include "base/strings.h"
 #include "load/schedule.h"
 
 namespace stagegate::load {
@@ -53,6 +54,12 @@ int64_t SessionTurns(const SessionShape& shape, uint64_t seed, int64_t session) 
   return DrawRounded(shape.turns, random.Normal(), 1, kMaxTurns);
 }
 
+int64_t ThinkTimeNs(const SessionShape& shape, uint64_t seed, int64_t session, int64_t turn) {
+  BasicRandom<SplitMix64> think(
+      Mix64(SessionRandom(seed, session).Bits() ^ Mix64(static_cast<uint64_t>(turn) ^ 0x7411CULL)));
+  return DrawRounded(shape.think_ms, think.Normal(), 0, 3'600'000) * 1'000'000;
+}
+
 SessionMetrics ComputeSessionMetrics(std::span<const RequestRecord> records,
                                      const std::function<int64_t(int64_t)>& turns_of) {
   std::map<int64_t, std::vector<RequestRecord>> by_turn;
@@ -79,6 +86,42 @@ SessionMetrics ComputeSessionMetrics(std::span<const RequestRecord> records,
   return out;
 }
 
+nlohmann::json SessionMetricsToJson(const SessionMetrics& metrics) {
+  nlohmann::json turns = nlohmann::json::array();
+  for (size_t t = 0; t < metrics.by_turn.size(); ++t) {
+    const PhaseMetrics& m = metrics.by_turn[t];
+    turns.push_back({{"turn", t + 1},
+                     {"sent", m.sent},
+                     {"completed", m.completed},
+                     {"ttft_ms", m.ttft_ms.ToJson()},
+                     {"e2e_ms", m.e2e_ms.ToJson()},
+                     {"input_tokens", m.input_tokens.ToJson()}});
+  }
+  return {{"started", metrics.started}, {"completed", metrics.completed}, {"turns", turns}};
+}
+
+std::vector<std::string> SessionSummaryLines(const SessionMetrics& metrics,
+                                             const std::string& indent) {
+  std::vector<std::string> lines;
+  const auto ms = [](const stats::Summary& summary, double p) {  // 0.123, 1.23, 12.3, 123
+    const double value = summary.Percentile(p);
+    return FormatNumber(value, value < 1 ? 3 : value < 10 ? 2 : 1);
+  };
+  for (size_t t = 0; t < metrics.by_turn.size(); ++t) {
+    const PhaseMetrics& m = metrics.by_turn[t];
+    std::string line = indent + "turn " + std::to_string(t + 1) + ": " +
+                       std::to_string(m.completed) + " of " + std::to_string(m.sent) + " completed";
+    if (m.ttft_ms.count > 0)
+      line += ", TTFT p50 " + ms(m.ttft_ms, 50) + " ms, p95 " + ms(m.ttft_ms, 95) + " ms";
+    if (m.input_tokens.count > 0)
+      line += ", input " + FormatNumber(m.input_tokens.mean, 0) + " tokens";
+    lines.push_back(line);
+  }
+  lines.push_back(indent + "sessions: " + std::to_string(metrics.completed) + " of " +
+                  std::to_string(metrics.started) + " completed every turn");
+  return lines;
+}
+
 SessionSource MakeSyntheticSessions(SessionShape shape, SyntheticOptions synthetic,
                                     ConversationRequest request) {
   return [shape, synthetic, request = std::move(request)](
@@ -100,10 +143,7 @@ SessionSource MakeSyntheticSessions(SessionShape shape, SyntheticOptions synthet
     TurnRequest out{.spec = request(messages, input.output_tokens)};
     out.spec.requested_input_tokens.reset();  // the conversation's length is the server's to say
     out.spec.requested_output_tokens = input.output_tokens;
-    if (turn > 0) {
-      BasicRandom<SplitMix64> think(Mix64(random.Bits() ^ static_cast<uint64_t>(turn)));
-      out.think_ns = DrawRounded(shape.think_ms, think.Normal(), 0, 3'600'000) * 1'000'000;
-    }
+    if (turn > 0) out.think_ns = ThinkTimeNs(shape, synthetic.seed, session, turn);
     return out;
   };
 }

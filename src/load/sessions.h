@@ -45,6 +45,10 @@ SessionSource MakeSyntheticSessions(SessionShape shape, SyntheticOptions synthet
 /// How many turns session `session` of MakeSyntheticSessions(shape, {.seed = seed}, ...) has.
 int64_t SessionTurns(const SessionShape& shape, uint64_t seed, int64_t session);
 
+/// How long the user of session `session` thinks before turn `turn` (from 1), in ns: drawn from
+/// shape.think_ms, at least 0, at most an hour; a pure function of its arguments.
+int64_t ThinkTimeNs(const SessionShape& shape, uint64_t seed, int64_t session, int64_t turn);
+
 /// Per turn index (from 0): the metrics of the turns with that index; and over sessions: how
 /// many started, and how many completed every turn they were to have (`turns_of(session)`).
 struct SessionMetrics {
@@ -53,5 +57,14 @@ struct SessionMetrics {
 };
 SessionMetrics ComputeSessionMetrics(std::span<const RequestRecord> records,
                                      const std::function<int64_t(int64_t)>& turns_of);
+
+/// {"started", "completed", "turns": [{"turn" (from 1), "sent", "completed", "ttft_ms",
+/// "e2e_ms", "input_tokens"}]}, the summaries as stats::Summary::ToJson writes them.
+nlohmann::json SessionMetricsToJson(const SessionMetrics& metrics);
+
+/// A line per turn ("turn 1: 8 of 8 completed, TTFT p50 210.0 ms, p95 230.5 ms, input 1000
+/// tokens"), then "sessions: 7 of 8 completed every turn", each after `indent`.
+std::vector<std::string> SessionSummaryLines(const SessionMetrics& metrics,
+                                             const std::string& indent);
 
 }  // namespace stagegate::load

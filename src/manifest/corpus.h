@@ -46,6 +46,9 @@ struct Task {
   SourcePos pos;
   std::string prompt;  // exactly one of prompt and messages is set
   std::vector<ChatMessage> messages;
+  /// The user's later turns: under load the task is a multi-turn session, each follow-up sent
+  /// after the model's actual answer to the turn before.
+  std::vector<std::string> follow_ups;
   Ref persona;
   std::string category;
   std::vector<Capability> needs;

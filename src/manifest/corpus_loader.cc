@@ -219,6 +219,21 @@ Task ReadTask(const YamlFile& file, const YAML::Node& node) {
   } else if (!prompt.IsDefined() && !messages.IsDefined() && map.valid()) {
     file.Error(task.pos, "task '" + task.id + "': give 'prompt' or 'messages'");
   }
+  YAML::Node follow_ups = map.Get("follow_ups");
+  if (follow_ups.IsDefined()) {
+    if (!follow_ups.IsSequence())
+      file.Error(follow_ups,
+                 "'follow_ups' must be a list of user messages, got " + Describe(follow_ups));
+    else if (follow_ups.size() == 0 || follow_ups.size() >= 1000)
+      file.Error(follow_ups, "'follow_ups' must hold 1 to 999 user messages, got " +
+                                 std::to_string(follow_ups.size()) +
+                                 " (leave it out for a task of one turn)");
+    for (const YAML::Node& item : follow_ups.IsSequence() ? follow_ups : YAML::Node()) {
+      std::optional<std::string> text = ReadString(file, item, "a follow-up");
+      if (text && text->empty()) file.Error(item, "a follow-up must not be empty");
+      if (text) task.follow_ups.push_back(*text);
+    }
+  }
   task.persona = ReadRef(map, "persona", Need::kRequired).value_or(Ref{});
   task.category = map.String("category", Need::kRequired).value_or("");
   YAML::Node needs = map.Get("needs", Need::kRequired);

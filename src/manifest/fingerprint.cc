@@ -79,14 +79,18 @@ json StageJson(const Stage& stage) {
   };
 }
 
-// A dataset input by what it holds: its sha256 (of the bytes, "" when it cannot be read: the
-// run refuses it then), not its path.
+// A file by what it holds: its sha256 (of the bytes, "" when it cannot be read: the run refuses
+// it then), not its path.
+std::string FileSha256(const PathRef& path) {
+  Result<std::string> text = ReadFile(path.resolved, size_t{1} << 30);
+  return text.ok() ? Sha256Hex(*text) : "";
+}
+
 json DatasetJson(const InputSpec& input) {
-  Result<std::string> text = ReadFile(input.dataset.resolved, size_t{1} << 30);
   const auto optional = [](const std::optional<int64_t>& value) {
     return value ? json(*value) : json(nullptr);
   };
-  return {{"sha256", text.ok() ? Sha256Hex(*text) : ""},
+  return {{"sha256", FileSha256(input.dataset)},
           {"format", input.dataset_format},
           {"min_tokens", optional(input.min_tokens)},
           {"max_tokens", optional(input.max_tokens)}};
@@ -202,17 +206,20 @@ json CanonicalCorpus(const Corpus& corpus) {
         check["text"] = c.text;
       checks.push_back(check);
     }
-    tasks.push_back({{"id", t.id},
-                     {"prompt", t.prompt},
-                     {"messages", messages},
-                     {"persona", t.persona.name},
-                     {"category", t.category},
-                     {"needs", Names(t.needs)},
-                     {"reference", t.reference},
-                     {"checks", checks},
-                     {"rubric", RefJson(t.rubric)},
-                     {"approved_by", t.approved_by},
-                     {"source", t.source}});
+    json task = {{"id", t.id},
+                 {"prompt", t.prompt},
+                 {"messages", messages},
+                 {"persona", t.persona.name},
+                 {"category", t.category},
+                 {"needs", Names(t.needs)},
+                 {"reference", t.reference},
+                 {"checks", checks},
+                 {"rubric", RefJson(t.rubric)},
+                 {"approved_by", t.approved_by},
+                 {"source", t.source}};
+    // Only a task with follow-ups has the key, so that other corpora keep their fingerprints.
+    if (!t.follow_ups.empty()) task["follow_ups"] = t.follow_ups;
+    tasks.push_back(std::move(task));
   }
   json documents = json::array();
   for (const Document& d : corpus.documents)
@@ -291,6 +298,11 @@ json CanonicalScenario(const Bundle& bundle) {
                 {"extra_body", s.input.extra_body}};
   // Only a dataset input has the key, so that other scenarios keep their fingerprints.
   if (s.input.source == InputSource::kDataset) input["dataset"] = DatasetJson(s.input);
+  if (!s.input.tokenizer.empty()) input["tokenizer"] = {{"sha256", FileSha256(s.input.tokenizer)}};
+  if (const std::optional<SessionSpec>& sessions = s.input.sessions)
+    input["sessions"] = {{"turns", TokensJson(sessions->turns)},
+                         {"think_ms", TokensJson(sessions->think_ms)},
+                         {"follow_up_tokens", TokensJson(sessions->follow_up_tokens)}};
   return {
       {"format", 1},
       {"name", s.name},

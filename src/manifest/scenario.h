@@ -126,6 +126,15 @@ struct TokenDistribution {
 
 enum class InputSource { kCorpus, kSynthetic, kDataset };
 
+/// `input.sessions`: requests as multi-turn sessions. A synthetic source draws the turn count and
+/// each follow-up's length; a corpus source takes its turns from each task's `follow_ups`.
+struct SessionSpec {
+  SourcePos pos;
+  std::optional<TokenDistribution> turns;             // synthetic: turns per session
+  TokenDistribution think_ms{0, 0};                   // before each turn after the first
+  std::optional<TokenDistribution> follow_up_tokens;  // synthetic: as input_tokens without it
+};
+
 struct InputSpec {
   InputSource source = InputSource::kCorpus;
   std::optional<TokenDistribution> input_tokens;
@@ -136,6 +145,10 @@ struct InputSpec {
   std::string dataset_format;
   std::optional<int64_t> min_tokens, max_tokens;
   nlohmann::json extra_body = nlohmann::json::object();
+  /// The model's tokenizer (tokenizer.json or a SentencePiece .model), for exact synthetic
+  /// lengths and counts where the server gives none; empty: counts are estimated.
+  PathRef tokenizer;
+  std::optional<SessionSpec> sessions;
 };
 
 enum class LatencyMetric { kTtft, kTtst, kItl, kTpot, kE2e, kCorrected, kScheduleLag };

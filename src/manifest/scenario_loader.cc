@@ -217,15 +217,44 @@ std::vector<Stage> ReadStages(const YamlFile& file, const YAML::Node& node,
   return stages;
 }
 
-std::optional<TokenDistribution> ReadTokens(MapReader& parent, const std::string& key) {
+// {mean, std}, the mean within `range`.
+std::optional<TokenDistribution> ReadDistribution(MapReader& parent, const std::string& key,
+                                                  Range range) {
   YAML::Node node = parent.Get(key);
   if (!node.IsDefined()) return std::nullopt;
   MapReader map(parent.file(), node, "'" + key + "'");
   TokenDistribution tokens;
-  tokens.mean = map.Number("mean", Need::kRequired, kTokensRange).value_or(1);
+  tokens.mean = map.Number("mean", Need::kRequired, range).value_or(1);
   tokens.std = map.Number("std", Need::kOptional, {.min = 0, .max = 1e6}).value_or(0);
   map.Finish();
   return tokens;
+}
+
+std::optional<TokenDistribution> ReadTokens(MapReader& parent, const std::string& key) {
+  return ReadDistribution(parent, key, kTokensRange);
+}
+
+// `input.sessions`. Turn counts and follow-up lengths are drawn for synthetic sessions only: a
+// corpus task's turns are its own prompt and follow-ups.
+SessionSpec ReadSessions(const YamlFile& file, const YAML::Node& node, InputSource source) {
+  MapReader map(file, node, "'sessions'");
+  SessionSpec sessions{.pos = map.pos()};
+  sessions.turns = ReadDistribution(map, "turns", {.min = 1, .max = 1000});
+  sessions.think_ms = ReadDistribution(map, "think_time_ms", {.min = 0, .max = 3'600'000})
+                          .value_or(TokenDistribution{0, 0});
+  sessions.follow_up_tokens = ReadTokens(map, "follow_up_tokens");
+  if (source == InputSource::kSynthetic && !sessions.turns)
+    file.Error(map.pos(), "'sessions' of a synthetic source needs 'turns'");
+  if (source == InputSource::kCorpus)
+    for (const char* key : {"turns", "follow_up_tokens"})
+      if (map.Get(key).IsDefined())
+        file.Error(map.Get(key), std::string("'") + key +
+                                     "' applies only to source synthetic: a corpus task's turns "
+                                     "are its prompt and its 'follow_ups'");
+  if (source == InputSource::kDataset)
+    file.Error(map.pos(), "'sessions' applies to a synthetic or corpus source, not a dataset");
+  map.Finish();
+  return sessions;
 }
 
 PathRef ReadPath(MapReader& map, const std::string& key) {
@@ -280,6 +309,9 @@ InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
     file.Error(map.Get("input_tokens"), "'input_tokens' applies only to source synthetic");
   }
   ReadDatasetInput(map, input);
+  input.tokenizer = ReadPath(map, "tokenizer");
+  YAML::Node sessions = map.Get("sessions");
+  if (sessions.IsDefined()) input.sessions = ReadSessions(file, sessions, input.source);
   YAML::Node extra = map.Get("extra_body");
   if (extra.IsDefined()) {
     if (!extra.IsMap())
@@ -508,6 +540,9 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
     file.Error(map.pos(),
                "scenario: 'corpus' is required when the input source is the corpus or "
                "fault probes are defined");
+  if (scenario.input.sessions && scenario.target.endpoint != Endpoint::kChat)
+    file.Error(scenario.input.sessions->pos,
+               "'sessions' carry a conversation: they need the target's chat endpoint");
   CheckAuthorizationHeaders(file, scenario, header_positions);
   if (quality.IsDefined() && scenario.rubric.empty())
     file.Error(map.pos(), "scenario: 'rubric' is required when 'quality' is given");

@@ -111,6 +111,33 @@ std::vector<std::vector<std::string>> StageTable(const store::RunFindings& findi
   return table;
 }
 
+// TTFT by turn for each step of multi-turn sessions, a header row first; only the header when
+// no step ran sessions.
+std::vector<std::vector<std::string>> TurnTable(const store::RunFindings& findings) {
+  std::vector<std::vector<std::string>> table = {{"stage", "phase", "turn", "completed", "ttft p50",
+                                                  "ttft p95", "e2e p95", "input tokens (mean)",
+                                                  "sessions completed"}};
+  const auto stat = [](const store::Distribution& d, const char* name, int digits) {
+    const std::optional<double> value = d.At(name);
+    return value ? FormatNumber(*value, digits) : "-";
+  };
+  for (const store::StageFindings& stage : findings.stages)
+    for (const store::StepFindings& step : stage.steps) {
+      if (!step.sessions) continue;
+      const std::string phase =
+          step.phase + (step.level ? " " + FormatNumber(*step.level) + " " + step.level_unit : "");
+      for (const store::TurnFindings& turn : step.sessions->turns)
+        table.push_back({stage.name, phase, std::to_string(turn.turn),
+                         std::to_string(turn.completed) + " of " + std::to_string(turn.sent),
+                         stat(turn.ttft_ms, "p50", 1), stat(turn.ttft_ms, "p95", 1),
+                         stat(turn.e2e_ms, "p95", 1), stat(turn.input_tokens, "mean", 0),
+                         turn.turn == 1 ? std::to_string(step.sessions->completed) + " of " +
+                                              std::to_string(step.sessions->started)
+                                        : ""});
+    }
+  return table;
+}
+
 // A Markdown table cell: as MarkdownText, with | escaped.
 std::string MarkdownCell(std::string text) {
   return ReplaceAll(MarkdownText(std::move(text)), "|", "\\|");
@@ -177,10 +204,8 @@ std::string HtmlChecks(const ReportModel& m, Condition condition) {
   return out + "</table>\n";
 }
 
-// The stage table and where responsiveness ends.
-std::string HtmlStageTable(const ReportModel& m) {
-  if (m.findings.stages.empty()) return "";
-  const std::vector<std::vector<std::string>> table = StageTable(m.findings);
+// A table of text, its first row the header, every cell escaped.
+std::string HtmlTable(const std::vector<std::vector<std::string>>& table) {
   std::string out = "<table>";
   for (size_t row = 0; row < table.size(); ++row) {
     const char* cell_tag = row == 0 ? "th" : "td";
@@ -189,9 +214,33 @@ std::string HtmlStageTable(const ReportModel& m) {
       out += std::string("<") + cell_tag + ">" + E(cell) + "</" + cell_tag + ">";
     out += "</tr>\n";
   }
-  out += "</table>\n";
+  return out + "</table>\n";
+}
+
+// The same in Markdown.
+std::string MarkdownTable(const std::vector<std::vector<std::string>>& table) {
+  std::string out;
+  for (size_t row = 0; row < table.size(); ++row) {
+    for (const std::string& cell : table[row])
+      out += "| " + MarkdownCell(cell) + " ";
+    out += "|\n";
+    if (row == 0) {
+      for (size_t i = 0; i < table[0].size(); ++i)
+        out += "| --- ";
+      out += "|\n";
+    }
+  }
+  return out;
+}
+
+// The stage table and where responsiveness ends; TTFT by turn when sessions ran.
+std::string HtmlStageTable(const ReportModel& m) {
+  if (m.findings.stages.empty()) return "";
+  std::string out = HtmlTable(StageTable(m.findings));
   if (const std::optional<std::string> finding = CapacityFinding(m))
     out += "<p>Where acceptable responsiveness ends: <strong>" + E(*finding) + "</strong>.</p>\n";
+  const std::vector<std::vector<std::string>> turns = TurnTable(m.findings);
+  if (turns.size() > 1) out += "<h3>TTFT by turn (multi-turn sessions)</h3>\n" + HtmlTable(turns);
   return out;
 }
 
@@ -428,20 +477,12 @@ std::string ReportMarkdown(const ReportModel& m) {
         out += "| " + MarkdownCell(c.name) + " | " + StatusWord(c.status) + " | " +
                MarkdownCell(c.detail) + " |\n";
     if (condition == Condition::kResponsiveness && !m.findings.stages.empty()) {
-      const std::vector<std::vector<std::string>> table = StageTable(m.findings);
-      out += "\n";
-      for (size_t row = 0; row < table.size(); ++row) {
-        for (const std::string& cell : table[row])
-          out += "| " + MarkdownCell(cell) + " ";
-        out += "|\n";
-        if (row == 0) {
-          for (size_t i = 0; i < table[0].size(); ++i)
-            out += "| --- ";
-          out += "|\n";
-        }
-      }
+      out += "\n" + MarkdownTable(StageTable(m.findings));
       if (const std::optional<std::string> finding = CapacityFinding(m))
         out += "\nWhere acceptable responsiveness ends: " + MarkdownText(*finding) + ".\n";
+      const std::vector<std::vector<std::string>> turns = TurnTable(m.findings);
+      if (turns.size() > 1)
+        out += "\n### TTFT by turn (multi-turn sessions)\n\n" + MarkdownTable(turns);
     }
     if (condition == Condition::kQuality) {
       out += "\n";

@@ -44,6 +44,7 @@ json StepJson(const StepResult& s) {
   }
   if (s.level) out["judgement"] = LevelJudgementJson(*s.level);
   if (!s.server_timing_ms.empty()) out["server_timing_mean_ms"] = s.server_timing_ms;
+  if (s.sessions) out["sessions"] = load::SessionMetricsToJson(*s.sessions);
   return out;
 }
 
@@ -227,6 +228,13 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
                             "itl p99", "e2e p95", "thresholds"},
                            rows);
   lines.front() += "   (latencies in ms)";
+  for (const StageResult& stage : report.stages)
+    for (const StepResult& s : stage.steps)
+      if (s.sessions) {
+        lines.push_back("sessions (" + stage.name + ", " + StepName(s.step) + "):");
+        for (std::string& line : load::SessionSummaryLines(*s.sessions, "  "))
+          lines.push_back(std::move(line));
+      }
   for (const StageResult& stage : report.stages) {
     if (stage.capacity) {
       const stats::CapacityFinding& c = *stage.capacity;

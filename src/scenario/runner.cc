@@ -115,13 +115,18 @@ Status Runner::Prepare(Plan& plan) {
   const uint64_t seed = settings_.seed.value_or(scenario.seed);
   std::vector<std::string> errors;
   std::vector<manifest::EffectiveStage> stages = manifest::EffectiveStages(scenario);
-  if (scenario.input.source == manifest::InputSource::kDataset && !dataset_) {
+  if (!input_files_read_) {
+    input_files_read_ = true;
     manifest::Diagnostics diagnostics;
-    dataset_ = LoadInputDataset(scenario, diagnostics);
+    LoadInputFiles(scenario, diagnostics, input_files_);
     for (const manifest::Diagnostic& d : diagnostics.Sorted())
       errors.push_back(d.ToString());
-    if (dataset_)
-      console_.Line("input: " + dataset_->Describe(InputDatasetOptions(scenario.input)));
+    if (input_files_.tokenizer)
+      console_.Line("tokenizer: " + input_files_.tokenizer->Describe() + " (" +
+                    scenario.input.tokenizer.written + ")");
+    if (input_files_.dataset)
+      console_.Line("input: " +
+                    input_files_.dataset->Describe(InputDatasetOptions(scenario.input)));
   }
   if (!settings_.only_stage.empty() &&
       std::none_of(stages.begin(), stages.end(),
@@ -136,7 +141,7 @@ Status Runner::Prepare(Plan& plan) {
     PlanStage stage{.effective = stages[i]};
     stage.skipped = !settings_.only_stage.empty() && stages[i].name != settings_.only_stage;
     Result<StageRequests> requests =
-        StageRequests::Make(bundle_, stages[i], plan.endpoint, InputDataset());
+        StageRequests::Make(bundle_, stages[i], plan.endpoint, &input_files_);
     if (!requests.ok() && !stage.skipped) errors.push_back(requests.status().message());
     if (requests.ok()) stage.requests = std::move(*requests);
     for (const manifest::LoadPhase& phase : scenario.phases) {
@@ -207,7 +212,7 @@ Status Runner::Prepare(Plan& plan) {
     // The requests were built before the sim had a port: build them again against it.
     for (PlanStage& stage : plan.stages) {
       Result<StageRequests> requests =
-          StageRequests::Make(bundle_, stage.effective, plan.endpoint, InputDataset());
+          StageRequests::Make(bundle_, stage.effective, plan.endpoint, &input_files_);
       if (requests.ok()) stage.requests = std::move(*requests);
     }
   } else if (plan.endpoint.base_url.empty()) {
@@ -224,6 +229,16 @@ void Runner::Summarize(StepResult& result, std::span<const load::RequestRecord> 
     result.checks =
         CheckThresholds(bundle_.scenario.thresholds, result.metrics, result.expected_denials);
   result.server_timing_ms = ServerTimingMeans(records);
+}
+
+void Runner::UseSessions(const StageRequests& requests, PhaseStep& step) {
+  if (requests.has_sessions()) step.options.sessions = requests.Sessions();
+}
+
+void Runner::SummarizeSessions(const StageRequests& requests, StepResult& step) const {
+  if (!requests.has_sessions()) return;
+  step.sessions = load::ComputeSessionMetrics(
+      RecordsOf(step), [&requests](int64_t session) { return requests.TurnsOf(session); });
 }
 
 double StepResult::completion_rate() const {
@@ -406,9 +421,11 @@ Status Runner::RunStagePhases(PlanStage& stage, size_t index, StageResult& resul
       measure_again =
           resume_ != nullptr && (!stored || stored->status != store::PhaseStatus::kComplete);
     }
+    UseSessions(requests, planned);
     Result<StepResult> step =
         RunStep(stage.effective.name, std::move(planned), source, measure_again);
     if (!step.ok()) return step.status();
+    SummarizeSessions(requests, *step);
     if (kind == PhaseKind::kOverload) {
       result.overload = FindOverload(RecordsOf(*step), scenario.recovery, refusal_tasks_);
       const int64_t span = step->step.options.duration_s
@@ -440,9 +457,11 @@ Status Runner::RunStageSweep(const PlanStage& stage, size_t index,
     Result<PhaseStep> step = PlanPhase(phase, level, StepSeed(seed, index, PhaseKind::kSweep),
                                        scenario.target.timeouts, settings_.workers);
     if (!step.ok()) return step.status();
+    UseSessions(*stage.requests, *step);
     Result<StepResult> ran =
         RunStep(stage.effective.name, std::move(*step), source, false, &criteria);
     if (!ran.ok()) return ran.status();
+    SummarizeSessions(*stage.requests, *ran);
     stats::LevelOutcome outcome = OutcomeOf(level, *ran->level, ran->metrics);
     result.steps.push_back(std::move(*ran));
     return outcome;
@@ -469,7 +488,8 @@ Status Runner::SampleAnswers(const StageRequests& requests, const StageResult& s
     for (const load::RequestRecord& r : records_) {
       if (static_cast<int64_t>(under_load.size()) >= scenario.quality.samples_under_load) break;
       if (r.phase_id != steady->phase_id || r.outcome != load::Outcome::kOk) continue;
-      if (!tasks.insert(r.task_id).second) continue;
+      // A session's later turns answer follow-ups, not the task reviewers are shown.
+      if (r.turn.value_or(0) != 0 || !tasks.insert(r.task_id).second) continue;
       under_load.push_back({r.phase_id, r.sequence});
     }
   }

@@ -18,6 +18,7 @@
 #include "faults/tool_outage.h"
 #include "load/metrics.h"
 #include "load/response_budget.h"
+#include "load/sessions.h"
 #include "manifest/bundle.h"
 #include "scenario/findings.h"
 #include "scenario/level_judge.h"
@@ -73,6 +74,8 @@ struct StepResult {
   int64_t expected_denials = 0;  // of its measured requests: denials the corpus expects
   /// A sweep level: thresholds, sustained load and length judged together.
   std::optional<LevelJudgement> level;
+  /// A step of multi-turn sessions: its metrics by turn, and how many sessions completed.
+  std::optional<load::SessionMetrics> sessions;
 
   bool passed() const {
     return judged && AllPassed(checks) && (!level || level->verdict == LevelVerdict::kPass);
@@ -198,7 +201,10 @@ class Runner {
   Status SampleAtRest(const StageRequests& requests, const std::string& stage,
                       std::optional<int64_t> steady_phase_id, RunReport& report);
 
-  const load::Dataset* InputDataset() const { return dataset_ ? &*dataset_ : nullptr; }
+  /// Sets the step's sessions, when the stage's requests are sessions, before it runs.
+  static void UseSessions(const StageRequests& requests, PhaseStep& step);
+  /// The step's metrics by turn and over sessions, when it ran sessions.
+  void SummarizeSessions(const StageRequests& requests, StepResult& step) const;
 
   const manifest::Bundle& bundle_;
   RunSettings settings_;
@@ -213,8 +219,9 @@ class Runner {
   std::unique_ptr<telemetry::NvmlSampler> nvml_;
   std::vector<std::pair<TelemetrySource, std::unique_ptr<telemetry::Scraper>>> scrapers_;
   std::vector<load::RequestRecord> records_;
-  std::set<std::string> refusal_tasks_;   // a denial of these is the right answer
-  std::optional<load::Dataset> dataset_;  // the input's, when it is a dataset
+  std::set<std::string> refusal_tasks_;  // a denial of these is the right answer
+  InputFiles input_files_;               // the input's tokenizer and dataset, when it names them
+  bool input_files_read_ = false;
   const ResumeFrom* resume_ = nullptr;
   int64_t next_ordinal_ = 0;
 };

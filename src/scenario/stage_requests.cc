@@ -31,18 +31,32 @@ load::DatasetOptions InputDatasetOptions(const manifest::InputSpec& input) {
           .max_tokens = input.max_tokens};
 }
 
-std::optional<load::Dataset> LoadInputDataset(const manifest::Scenario& scenario,
-                                              manifest::Diagnostics& diagnostics) {
+bool LoadInputFiles(const manifest::Scenario& scenario, manifest::Diagnostics& diagnostics,
+                    InputFiles& files) {
   const manifest::InputSpec& input = scenario.input;
-  if (input.source != manifest::InputSource::kDataset) return std::nullopt;
-  load::DatasetLoad loaded = load::LoadDataset(input.dataset.resolved, InputDatasetOptions(input));
-  for (const load::DatasetProblem& problem : loaded.problems)
-    diagnostics.Error({.file = input.dataset.resolved, .line = static_cast<int>(problem.line)},
-                      problem.message);
-  if (loaded.more_problems > 0)
-    diagnostics.Error({.file = input.dataset.resolved},
-                      std::to_string(loaded.more_problems) + " more problems not shown");
-  return std::move(loaded.dataset);
+  const size_t problems_before = diagnostics.Count();
+  if (!input.tokenizer.empty()) {
+    Result<std::unique_ptr<tokenize::Tokenizer>> loaded =
+        tokenize::Tokenizer::Load(input.tokenizer.resolved);
+    if (loaded.ok())
+      files.tokenizer = std::move(*loaded);
+    else
+      diagnostics.Error(input.tokenizer.pos, loaded.status().message());
+  }
+  if (input.source == manifest::InputSource::kDataset) {
+    load::DatasetOptions options = InputDatasetOptions(input);
+    if (const tokenize::Tokenizer* tokenizer = files.tokenizer.get())
+      options.count_tokens = [tokenizer](std::string_view text) { return tokenizer->Count(text); };
+    load::DatasetLoad loaded = load::LoadDataset(input.dataset.resolved, options);
+    for (const load::DatasetProblem& problem : loaded.problems)
+      diagnostics.Error({.file = input.dataset.resolved, .line = static_cast<int>(problem.line)},
+                        problem.message);
+    if (loaded.more_problems > 0)
+      diagnostics.Error({.file = input.dataset.resolved},
+                        std::to_string(loaded.more_problems) + " more problems not shown");
+    files.dataset = std::move(loaded.dataset);
+  }
+  return diagnostics.Count() == problems_before;
 }
 
 std::optional<std::string> PersonaToken(const manifest::Persona& persona, bool sim) {
@@ -85,7 +99,7 @@ std::vector<const manifest::Task*> InterleaveByCategory(
 
 Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
                                           const manifest::EffectiveStage& stage,
-                                          const Endpoint& endpoint, const load::Dataset* dataset) {
+                                          const Endpoint& endpoint, const InputFiles* files) {
   const manifest::Scenario& scenario = bundle.scenario;
   StageRequests requests;
   const http::ApiKind api = scenario.target.endpoint == manifest::Endpoint::kChat
@@ -127,12 +141,25 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
               persona.token_env.empty() ? nullptr : std::getenv(persona.token_env.c_str()))
         redactor->Add(token);
   requests.redactor_ = std::move(redactor);
+  requests.tokenizer_ = files ? files->tokenizer.get() : nullptr;
+  requests.seed_ = scenario.seed;
+  if (const std::optional<manifest::SessionSpec>& sessions = scenario.input.sessions) {
+    const auto spec =
+        [](const std::optional<manifest::TokenDistribution>& d) -> std::optional<load::TokenSpec> {
+      if (!d) return std::nullopt;
+      return load::TokenSpec{d->mean, d->std};
+    };
+    requests.sessions_ =
+        load::SessionShape{.turns = spec(sessions->turns).value_or(load::TokenSpec{1, 0}),
+                           .think_ms = {sessions->think_ms.mean, sessions->think_ms.std},
+                           .follow_up_tokens = spec(sessions->follow_up_tokens)};
+  }
 
+  const load::Dataset* dataset = files && files->dataset ? &*files->dataset : nullptr;
   if (scenario.input.source == manifest::InputSource::kDataset) {
     if (dataset == nullptr || dataset->entries.empty())
       return Status::InvalidInput("the scenario's input is a dataset, but it was not read");
     requests.dataset_ = dataset;
-    requests.seed_ = scenario.seed;
     if (scenario.input.output_tokens)
       requests.body_.max_tokens = std::llround(scenario.input.output_tokens->mean);
     return requests;
@@ -144,7 +171,8 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
         scenario.input.output_tokens.value_or(manifest::TokenDistribution{128, 0});
     requests.synthetic_ = load::SyntheticOptions{.input_tokens = {in.mean, in.std},
                                                  .output_tokens = {out.mean, out.std},
-                                                 .seed = scenario.seed};
+                                                 .seed = scenario.seed,
+                                                 .tokenizer = requests.tokenizer_};
     return requests;
   }
   if (!bundle.corpus)
@@ -167,6 +195,13 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
     }
     request.body = requests.BodyFor(task, "");
     requests.tasks_.push_back(std::move(request));
+    if (!task->follow_ups.empty() && api != http::ApiKind::kChat)
+      return Status::InvalidInput("task '" + task->id +
+                                  "' has follow-ups, which carry a conversation: they need the "
+                                  "target's chat endpoint");
+    // A task with follow-ups makes the stage's load phases sessions, think time 0 unless the
+    // input says otherwise.
+    if (!task->follow_ups.empty() && !requests.sessions_) requests.sessions_ = load::SessionShape{};
   }
   if (!missing.empty())
     return Status::InvalidInput(
@@ -179,16 +214,79 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
   return requests;
 }
 
+json StageRequests::Conversation(const manifest::Task& task) const {
+  json messages = json::array();
+  for (const manifest::ChatMessage& message : task.messages)
+    messages.push_back({{"role", message.role}, {"content", message.content}});
+  if (task.messages.empty()) messages.push_back({{"role", "user"}, {"content", task.prompt}});
+  return messages;
+}
+
 std::string StageRequests::BodyFor(const manifest::Task* task, std::string_view prompt) const {
   if (task == nullptr) return http::BuildRequestBody(body_, prompt);
-  if (!task->messages.empty() && body_.api == http::ApiKind::kChat) {
-    json messages = json::array();
-    for (const manifest::ChatMessage& message : task->messages)
-      messages.push_back({{"role", message.role}, {"content", message.content}});
-    return http::BuildChatBody(body_, messages);
-  }
+  if (!task->messages.empty() && body_.api == http::ApiKind::kChat)
+    return http::BuildChatBody(body_, Conversation(*task));
   return http::BuildRequestBody(
       body_, task->messages.empty() ? task->prompt : task->messages.back().content);
+}
+
+int64_t StageRequests::TurnsOf(int64_t session) const {
+  if (!sessions_) return 1;
+  if (synthetic_) return load::SessionTurns(*sessions_, seed_, session);
+  if (tasks_.empty()) return 1;
+  return 1 + static_cast<int64_t>(
+                 tasks_[static_cast<size_t>(session) % tasks_.size()].task->follow_ups.size());
+}
+
+load::SessionSource StageRequests::Sessions() const {
+  if (!sessions_ || dataset_) return {};
+  // Copies of what the turns need, so that the source outlives nothing it points into but the
+  // tasks, the redactor and the tokenizer, which outlive the run.
+  load::RequestSpec base{.url = url_,
+                         .headers = default_headers_,
+                         .stream = stream_,
+                         .redactor = redactor_.get(),
+                         .tokenizer = tokenizer_};
+  const http::RequestBodyOptions body = body_;
+  const std::shared_ptr<const Redactor> keep_redactor = redactor_;
+  if (synthetic_)
+    return load::MakeSyntheticSessions(
+        *sessions_, *synthetic_,
+        [base, body, keep_redactor](const json& messages, int64_t output_tokens) {
+          load::RequestSpec spec = base;
+          http::RequestBodyOptions turn_body = body;
+          turn_body.max_tokens = output_tokens;
+          spec.body = http::BuildChatBody(turn_body, messages);
+          return spec;
+        });
+  std::vector<std::pair<TaskRequest, json>> tasks;
+  for (const TaskRequest& request : tasks_)
+    tasks.emplace_back(request, Conversation(*request.task));
+  return [tasks = std::move(tasks), base, body, keep_redactor, shape = *sessions_, seed = seed_](
+             int64_t session, int64_t turn,
+             const std::vector<std::string>& answers) -> std::optional<load::TurnRequest> {
+    const auto& [request, conversation] = tasks[static_cast<size_t>(session) % tasks.size()];
+    const std::vector<std::string>& follow_ups = request.task->follow_ups;
+    if (turn > static_cast<int64_t>(follow_ups.size()) ||
+        static_cast<int64_t>(answers.size()) < turn)
+      return std::nullopt;
+    load::TurnRequest out{.spec = base};
+    out.spec.headers = request.headers;
+    out.spec.task_id = request.task->id;
+    out.spec.persona = request.task->persona.name;
+    if (turn == 0) {
+      out.spec.body = request.body;
+      return out;
+    }
+    json messages = conversation;
+    for (int64_t t = 0; t < turn; ++t) {
+      messages.push_back({{"role", "assistant"}, {"content", answers[t]}});
+      messages.push_back({{"role", "user"}, {"content", follow_ups[t]}});
+    }
+    out.spec.body = http::BuildChatBody(body, messages);
+    out.think_ns = load::ThinkTimeNs(shape, seed, session, turn);
+    return out;
+  };
 }
 
 load::RequestSpec StageRequests::Probe(const manifest::Task* task, const std::string& prompt,
@@ -200,7 +298,8 @@ load::RequestSpec StageRequests::Probe(const manifest::Task* task, const std::st
                          .stream = stream_,
                          .task_id = task ? task->id : "",
                          .persona = persona,
-                         .redactor = redactor_.get()};
+                         .redactor = redactor_.get(),
+                         .tokenizer = tokenizer_};
   if (bearer) spec.headers.push_back("Authorization: Bearer " + *bearer);
   return spec;
 }
@@ -213,7 +312,8 @@ load::RequestSpec StageRequests::ForTask(size_t task_index) const {
           .stream = stream_,
           .task_id = request.task->id,
           .persona = request.task->persona.name,
-          .redactor = redactor_.get()};
+          .redactor = redactor_.get(),
+          .tokenizer = tokenizer_};
 }
 
 load::RequestSpec StageRequests::operator()(int64_t sequence) const {
@@ -226,7 +326,8 @@ load::RequestSpec StageRequests::operator()(int64_t sequence) const {
             .stream = stream_,
             .requested_input_tokens = entry.input_tokens,
             .requested_output_tokens = entry.output_tokens ? entry.output_tokens : body_.max_tokens,
-            .redactor = redactor_.get()};
+            .redactor = redactor_.get(),
+            .tokenizer = tokenizer_};
   }
   if (!synthetic_) return ForTask(static_cast<size_t>(sequence));
   load::SyntheticInput input = load::MakeSyntheticInput(*synthetic_, sequence);
@@ -238,7 +339,8 @@ load::RequestSpec StageRequests::operator()(int64_t sequence) const {
           .stream = stream_,
           .requested_input_tokens = input.input_tokens,
           .requested_output_tokens = input.output_tokens,
-          .redactor = redactor_.get()};
+          .redactor = redactor_.get(),
+          .tokenizer = tokenizer_};
 }
 
 }  // namespace stagegate::scenario

@@ -10,10 +10,19 @@
 #include "http/openai_request.h"
 #include "load/dataset.h"
 #include "load/exchange.h"
+#include "load/sessions.h"
 #include "load/synthetic.h"
 #include "manifest/bundle.h"
+#include "tokenize/tokenizer.h"
 
 namespace stagegate::scenario {
+
+/// What a scenario's `input` reads from files: the model's tokenizer and the dataset, each when
+/// the input names one.
+struct InputFiles {
+  std::unique_ptr<tokenize::Tokenizer> tokenizer;
+  std::optional<load::Dataset> dataset;
+};
 
 /// Where a run sends its requests, after the command line's overrides: the target's base URL
 /// (http://host:port, without the API path, which is the stage's) and model.
@@ -35,11 +44,10 @@ class StageRequests {
  public:
   /// Fails (InvalidInput) when the stage has no task to send, or a persona's token variable or
   /// the target's api_key_env is unset against a target other than the sim.
-  /// `dataset` is the scenario's (LoadInputDataset) when its input is one; it must outlive the
-  /// requests.
+  /// `files` are the scenario's input files (LoadInputFiles); they must outlive the requests.
   static Result<StageRequests> Make(const manifest::Bundle& bundle,
                                     const manifest::EffectiveStage& stage, const Endpoint& endpoint,
-                                    const load::Dataset* dataset = nullptr);
+                                    const InputFiles* files = nullptr);
 
   load::RequestSpec operator()(int64_t sequence) const;
   /// A request of a fault-control probe: `task`'s conversation (or `prompt` when task is null),
@@ -52,8 +60,19 @@ class StageRequests {
   load::RequestSpec ForTask(size_t task_index) const;
   size_t task_count() const { return tasks_.size(); }
 
+  /// Load phases as multi-turn sessions, when the input has `sessions` or a task it sends has
+  /// follow-ups: a synthetic session as load::MakeSyntheticSessions draws it; a corpus session is
+  /// the task at its id (modulo the count, in the stage's order), its later turns the task's
+  /// follow-ups, each after a think time drawn from `sessions.think_time_ms`. Null otherwise.
+  load::SessionSource Sessions() const;
+  bool has_sessions() const { return sessions_.has_value() && dataset_ == nullptr; }
+  /// How many turns session `session` of Sessions() has.
+  int64_t TurnsOf(int64_t session) const;
+
  private:
   std::string BodyFor(const manifest::Task* task, std::string_view prompt) const;
+  /// The task's conversation: its messages, or its prompt as the user's.
+  nlohmann::json Conversation(const manifest::Task& task) const;
 
   struct TaskRequest {
     const manifest::Task* task;
@@ -70,6 +89,8 @@ class StageRequests {
   std::shared_ptr<const Redactor> redactor_;
   std::optional<load::SyntheticOptions> synthetic_;
   const load::Dataset* dataset_ = nullptr;
+  const tokenize::Tokenizer* tokenizer_ = nullptr;
+  std::optional<load::SessionShape> sessions_;
   uint64_t seed_ = 0;
   bool stream_ = true;
 };
@@ -77,11 +98,11 @@ class StageRequests {
 /// What a scenario's `input` asks of its dataset: the format and the filters.
 load::DatasetOptions InputDatasetOptions(const manifest::InputSpec& input);
 
-/// The dataset of a scenario whose input source is one, read with the input's format and
-/// filters. Each problem of the file goes to `diagnostics` at the file's path and line (a file
-/// that cannot be read, or keeps no entry, at its path); nullopt then, or for another source.
-std::optional<load::Dataset> LoadInputDataset(const manifest::Scenario& scenario,
-                                              manifest::Diagnostics& diagnostics);
+/// Reads the input's files as a run does (a dataset's prompt lengths counted with the tokenizer
+/// when there is one). Each problem goes to `diagnostics`: a tokenizer's at the scenario's
+/// `tokenizer` key, a dataset's at the file's path and line. False when there was any.
+bool LoadInputFiles(const manifest::Scenario& scenario, manifest::Diagnostics& diagnostics,
+                    InputFiles& files);
 
 /// A persona's bearer token: the value of its `token_env` variable; against the sim, which
 /// accepts it, sim-token-<name> when the variable is unset. Absent otherwise.
