@@ -175,4 +175,40 @@ Result<std::vector<Arrival>> BuildTraceSchedule(const std::vector<TraceEntry>& t
   return arrivals;
 }
 
+Result<std::vector<Arrival>> BuildTraceReplay(const std::vector<TraceEntry>& trace, double rate,
+                                              std::optional<int64_t> requests,
+                                              std::optional<double> duration_s) {
+  if (trace.empty()) return Status::InvalidInput("the trace is empty");
+  if (!std::is_sorted(trace.begin(), trace.end(), [](const TraceEntry& a, const TraceEntry& b) {
+        return a.timestamp_ms < b.timestamp_ms;
+      }))
+    return Status::InvalidInput("the trace is not sorted by timestamp");
+  if (!std::isfinite(rate) || rate <= 0) return Status::InvalidInput("the rate must be > 0");
+  if (!requests && !duration_s)
+    return Status::InvalidInput("a trace replay needs a request count or a duration");
+  const int64_t size = static_cast<int64_t>(trace.size());
+  const double span_ms = trace.back().timestamp_ms - trace.front().timestamp_ms;
+  if (size > 1 && span_ms <= 0)
+    return Status::InvalidInput(
+        "every entry of the trace has the same timestamp: it has no rate "
+        "to replay at another");
+  // In the replay's time: the gap between entries is 1 / rate on average, a pass lasts `size`
+  // of them.
+  const double scale_ns = size > 1 ? 1e9 * static_cast<double>(size - 1) / (rate * span_ms) : 0;
+  const double pass_ns = 1e9 * static_cast<double>(size) / rate;
+  const double end_ns = duration_s ? *duration_s * 1e9 : std::numeric_limits<double>::infinity();
+  std::vector<Arrival> arrivals;
+  for (int64_t sequence = 0; !requests || sequence < *requests; ++sequence) {
+    const int64_t entry = sequence % size;
+    const double at_ns = static_cast<double>(sequence / size) * pass_ns +
+                         (trace[entry].timestamp_ms - trace.front().timestamp_ms) * scale_ns;
+    if (at_ns >= end_ns || at_ns > 9e18) break;
+    if (sequence == kMaxArrivals)
+      return Status::InvalidInput("the replay holds more than " + std::to_string(kMaxArrivals) +
+                                  " arrivals: lower the rate, the requests or the duration");
+    arrivals.push_back({.sequence = sequence, .intended_ns = std::llround(at_ns)});
+  }
+  return arrivals;
+}
+
 }  // namespace stagegate::load

@@ -57,4 +57,16 @@ struct TraceScheduleOptions {
 Result<std::vector<Arrival>> BuildTraceSchedule(const std::vector<TraceEntry>& trace,
                                                 const TraceScheduleOptions& options);
 
+/// A trace replayed at a mean of `rate` requests a second, looped as often as `requests` or
+/// `duration_s` need (a scenario's open-loop phase whose input is a trace): the timestamps are
+/// scaled by rate / the trace's own mean rate ((entries - 1) / its span), so the replay keeps the
+/// trace's bursts and gaps; each pass starts one mean gap after the last entry of the pass
+/// before. Sequence n is entry n % size. At most `requests` arrivals, and only those intended
+/// before `duration_s`. InvalidInput for an empty or unsorted trace, a trace of several entries
+/// that all share one timestamp (it has no rate), rate <= 0, neither requests nor duration_s, or
+/// more than kMaxArrivals arrivals.
+Result<std::vector<Arrival>> BuildTraceReplay(const std::vector<TraceEntry>& trace, double rate,
+                                              std::optional<int64_t> requests,
+                                              std::optional<double> duration_s);
+
 }  // namespace stagegate::load

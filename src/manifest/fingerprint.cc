@@ -298,6 +298,9 @@ json CanonicalScenario(const Bundle& bundle) {
                 {"extra_body", s.input.extra_body}};
   // Only a dataset input has the key, so that other scenarios keep their fingerprints.
   if (s.input.source == InputSource::kDataset) input["dataset"] = DatasetJson(s.input);
+  if (s.input.source == InputSource::kTrace)
+    input["trace"] = {{"sha256", FileSha256(s.input.trace)},
+                      {"block_tokens", s.input.block_tokens}};
   if (!s.input.tokenizer.empty()) input["tokenizer"] = {{"sha256", FileSha256(s.input.tokenizer)}};
   if (const std::optional<SessionSpec>& sessions = s.input.sessions)
     input["sessions"] = {{"turns", TokensJson(sessions->turns)},

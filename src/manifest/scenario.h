@@ -124,7 +124,7 @@ struct TokenDistribution {
   double std = 0;
 };
 
-enum class InputSource { kCorpus, kSynthetic, kDataset };
+enum class InputSource { kCorpus, kSynthetic, kDataset, kTrace };
 
 /// `input.sessions`: requests as multi-turn sessions. A synthetic source draws the turn count and
 /// each follow-up's length; a corpus source takes its turns from each task's `follow_ups`.
@@ -143,6 +143,10 @@ struct InputSpec {
   // content), and the prompt lengths in tokens to keep.
   PathRef dataset;
   std::string dataset_format;
+  // source trace: a Mooncake-format JSONL (relative to the scenario), and the tokens each of an
+  // entry's hash_ids stands for.
+  PathRef trace;
+  int64_t block_tokens = 512;
   std::optional<int64_t> min_tokens, max_tokens;
   nlohmann::json extra_body = nlohmann::json::object();
   /// The model's tokenizer (tokenizer.json or a SentencePiece .model), for exact synthetic
@@ -333,7 +337,8 @@ inline constexpr EnumName<OnFull> kOnFullNames[] = {{OnFull::kQueue, "queue"},
 inline constexpr EnumName<InputSource> kInputSourceNames[] = {
     {InputSource::kCorpus, "corpus"},
     {InputSource::kSynthetic, "synthetic"},
-    {InputSource::kDataset, "dataset"}};
+    {InputSource::kDataset, "dataset"},
+    {InputSource::kTrace, "trace"}};
 inline constexpr EnumName<LatencyMetric> kLatencyMetricNames[] = {
     {LatencyMetric::kTtft, "ttft"},
     {LatencyMetric::kTtst, "ttst"},

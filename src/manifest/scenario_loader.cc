@@ -251,8 +251,9 @@ SessionSpec ReadSessions(const YamlFile& file, const YAML::Node& node, InputSour
         file.Error(map.Get(key), std::string("'") + key +
                                      "' applies only to source synthetic: a corpus task's turns "
                                      "are its prompt and its 'follow_ups'");
-  if (source == InputSource::kDataset)
-    file.Error(map.pos(), "'sessions' applies to a synthetic or corpus source, not a dataset");
+  if (source == InputSource::kDataset || source == InputSource::kTrace)
+    file.Error(map.pos(), "'sessions' applies to a synthetic or corpus source, not a " +
+                              std::string(NameOf(source, kInputSourceNames)));
   map.Finish();
   return sessions;
 }
@@ -273,7 +274,16 @@ PathRef ReadPath(MapReader& map, const std::string& key) {
 // runner (load/dataset.h), which reports its lines.
 void ReadDatasetInput(MapReader& map, InputSpec& input) {
   const YamlFile& file = map.file();
-  input.dataset = ReadPath(map, "path");
+  if (input.source == InputSource::kTrace) {
+    input.trace = ReadPath(map, "path");
+    if (input.trace.empty()) file.Error(map.pos(), "input: a trace source needs 'path'");
+    input.block_tokens =
+        map.Integer("block_tokens", Need::kOptional, {.min = 1, .max = 1e6}).value_or(512);
+  } else {
+    input.dataset = ReadPath(map, "path");
+    if (map.Get("block_tokens").IsDefined())
+      file.Error(map.Get("block_tokens"), "'block_tokens' applies only to source trace");
+  }
   YAML::Node format = map.Get("format");
   input.dataset_format = map.String("format").value_or("");
   if (format.IsDefined() && input.dataset_format != "jsonl" && input.dataset_format != "sharegpt" &&
@@ -290,8 +300,10 @@ void ReadDatasetInput(MapReader& map, InputSpec& input) {
     return;
   }
   for (const char* key : {"path", "format", "min_tokens", "max_tokens"})
-    if (map.Get(key).IsDefined())
-      file.Error(map.Get(key), std::string("'") + key + "' applies only to source dataset");
+    if (map.Get(key).IsDefined() &&
+        (input.source != InputSource::kTrace || key != std::string("path")))
+      file.Error(map.Get(key), std::string("'") + key + "' applies only to source dataset" +
+                                   (key == std::string("path") ? " or trace" : ""));
 }
 
 InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
@@ -308,6 +320,9 @@ InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
   } else if (input.input_tokens) {
     file.Error(map.Get("input_tokens"), "'input_tokens' applies only to source synthetic");
   }
+  if (input.source == InputSource::kTrace && input.output_tokens)
+    file.Error(map.Get("output_tokens"),
+               "'output_tokens' does not apply to source trace: each entry gives its own");
   ReadDatasetInput(map, input);
   input.tokenizer = ReadPath(map, "tokenizer");
   YAML::Node sessions = map.Get("sessions");
@@ -540,6 +555,13 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
     file.Error(map.pos(),
                "scenario: 'corpus' is required when the input source is the corpus or "
                "fault probes are defined");
+  if (scenario.input.source == InputSource::kTrace)
+    for (const LoadPhase& phase : scenario.phases)
+      if (!phase.spikes.empty() || phase.ramp_to || phase.arrival != Arrival::kConstant)
+        file.Error(phase.pos, "phase '" + std::string(NameOf(phase.kind, kPhaseNames)) +
+                                  "': with a trace input, arrivals follow the trace's timestamps "
+                                  "(scaled to the phase's rate): leave out 'arrival', "
+                                  "'burstiness', 'ramp_to' and 'spikes'");
   if (scenario.input.sessions && scenario.target.endpoint != Endpoint::kChat)
     file.Error(scenario.input.sessions->pos,
                "'sessions' carry a conversation: they need the target's chat endpoint");

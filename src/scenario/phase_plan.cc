@@ -18,7 +18,8 @@ std::vector<double> SweepLevels(const manifest::LoadPhase& phase) {
 }
 
 Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<double> level,
-                            uint64_t seed, const manifest::Timeouts& timeouts, int workers) {
+                            uint64_t seed, const manifest::Timeouts& timeouts, int workers,
+                            const std::vector<load::TraceEntry>* trace) {
   PhaseStep step{.kind = phase.kind};
   const bool sweep = phase.kind == manifest::PhaseKind::kSweep;
   step.closed_loop =
@@ -51,20 +52,23 @@ Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<doub
   std::vector<load::RateSpike> spikes;
   for (const manifest::Spike& s : phase.spikes)
     spikes.push_back({.at_s = s.at_s, .duration_s = s.duration_s, .rate = s.rate});
-  Result<std::vector<load::Arrival>> arrivals = load::BuildOpenLoop(
-      {.rate = *step.level,
-       .process = phase.arrival == manifest::Arrival::kPoisson ? load::ArrivalProcess::kPoisson
-                  : phase.arrival == manifest::Arrival::kGamma ? load::ArrivalProcess::kGamma
-                                                               : load::ArrivalProcess::kConstant,
-       .burstiness = phase.burstiness.value_or(1),
-       .ramp_to = phase.ramp_to,
-       .spikes = spikes,
-       .duration_s = duration_s,
-       .requests = phase.requests,
-       .seed = seed,
-       // A sweep level offers its nominal rate over the time it surely runs, so that "holds up
-       // to 16 req/s" means 16.
-       .exact_count_s = sweep ? phase.duration_s : std::nullopt});
+  Result<std::vector<load::Arrival>> arrivals =
+      trace ? load::BuildTraceReplay(*trace, *step.level, phase.requests, duration_s)
+            : load::BuildOpenLoop({.rate = *step.level,
+                                   .process = phase.arrival == manifest::Arrival::kPoisson
+                                                  ? load::ArrivalProcess::kPoisson
+                                              : phase.arrival == manifest::Arrival::kGamma
+                                                  ? load::ArrivalProcess::kGamma
+                                                  : load::ArrivalProcess::kConstant,
+                                   .burstiness = phase.burstiness.value_or(1),
+                                   .ramp_to = phase.ramp_to,
+                                   .spikes = spikes,
+                                   .duration_s = duration_s,
+                                   .requests = phase.requests,
+                                   .seed = seed,
+                                   // A sweep level offers its nominal rate over the time it surely
+                                   // runs, so that "holds up to 16 req/s" means 16.
+                                   .exact_count_s = sweep ? phase.duration_s : std::nullopt});
   if (!arrivals.ok()) return arrivals.status();
   options.arrivals = std::move(*arrivals);
   const std::vector<load::Arrival>& a = options.arrivals;

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "load/engine.h"
+#include "load/trace.h"
 #include "manifest/scenario.h"
 #include "scenario/capacity_search.h"
 #include "scenario/level_judge.h"
@@ -30,10 +31,13 @@ struct PhaseStep {
 std::vector<double> SweepLevels(const manifest::LoadPhase& phase);
 
 /// Plans `phase` at `level` (a sweep's level; nullopt for other phases, which have their own rate
-/// or concurrency). The schedule is drawn from `seed`. A warmup phase marks every request as
-/// warmup. Fails (InvalidInput) when the schedule cannot be built, e.g. overlapping spikes.
+/// or concurrency). The schedule is drawn from `seed`, or for an open loop with a `trace` (the
+/// scenario's input), replays it at the rate (load::BuildTraceReplay). A warmup phase marks every
+/// request as warmup. Fails (InvalidInput) when the schedule cannot be built, e.g. overlapping
+/// spikes.
 Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<double> level,
-                            uint64_t seed, const manifest::Timeouts& timeouts, int workers);
+                            uint64_t seed, const manifest::Timeouts& timeouts, int workers,
+                            const std::vector<load::TraceEntry>* trace = nullptr);
 
 /// How a sweep phase chooses its levels (scenario/capacity_search.h).
 SweepPlan SweepPlanOf(const manifest::LoadPhase& phase);

@@ -124,6 +124,9 @@ Status Runner::Prepare(Plan& plan) {
     if (input_files_.tokenizer)
       console_.Line("tokenizer: " + input_files_.tokenizer->Describe() + " (" +
                     scenario.input.tokenizer.written + ")");
+    if (!input_files_.trace.empty())
+      console_.Line("input: " + std::to_string(input_files_.trace.size()) + " entries of " +
+                    scenario.input.trace.written + ", replayed at each open-loop phase's rate");
     if (input_files_.dataset)
       console_.Line("input: " +
                     input_files_.dataset->Describe(InputDatasetOptions(scenario.input)));
@@ -152,7 +155,8 @@ Status Runner::Prepare(Plan& plan) {
       for (size_t l = 0; l < std::max<size_t>(levels.size(), 1); ++l) {
         Result<PhaseStep> step =
             PlanPhase(phase, levels.empty() ? std::nullopt : std::optional<double>(levels[l]),
-                      StepSeed(seed, i, phase.kind), scenario.target.timeouts, settings_.workers);
+                      StepSeed(seed, i, phase.kind), scenario.target.timeouts, settings_.workers,
+                      InputTrace());
         if (!step.ok()) {
           errors.push_back("stage '" + stages[i].name + "', phase " + PhaseName(phase.kind) + ": " +
                            step.status().message());
@@ -455,7 +459,7 @@ Status Runner::RunStageSweep(const PlanStage& stage, size_t index,
   const LevelCriteria criteria = LevelCriteriaOf(phase, scenario.thresholds, refusal_tasks_);
   const RunLevel run_level = [&](double level) -> Result<stats::LevelOutcome> {
     Result<PhaseStep> step = PlanPhase(phase, level, StepSeed(seed, index, PhaseKind::kSweep),
-                                       scenario.target.timeouts, settings_.workers);
+                                       scenario.target.timeouts, settings_.workers, InputTrace());
     if (!step.ok()) return step.status();
     UseSessions(*stage.requests, *step);
     Result<StepResult> ran =
@@ -579,11 +583,12 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
     // Quality samples of the final stage: at rest, one request at a time, and under load.
     const StageRequests& requests = *stage.requests;
     if (i == final_stage && requests.task_count() == 0)
-      report.notes.push_back(std::string("no quality samples: the input is ") +
-                             (bundle_.scenario.input.source == manifest::InputSource::kDataset
-                                  ? "a dataset"
-                                  : "synthetic") +
-                             ", with no task to review");
+      report.notes.push_back(
+          std::string("no quality samples: the input is ") +
+          (bundle_.scenario.input.source == manifest::InputSource::kDataset ? "a dataset"
+           : bundle_.scenario.input.source == manifest::InputSource::kTrace ? "a trace"
+                                                                            : "synthetic") +
+          ", with no task to review");
     if (i == final_stage && !stop_.load() && requests.task_count() > 0)
       SG_RETURN_IF_ERROR(SampleAnswers(requests, stage_result, report));
     if (!stage_result.passed() && scenario.on_stage_failure == manifest::OnStageFailure::kStop) {

@@ -201,6 +201,10 @@ class Runner {
   Status SampleAtRest(const StageRequests& requests, const std::string& stage,
                       std::optional<int64_t> steady_phase_id, RunReport& report);
 
+  /// The scenario's trace, when its input is one: open-loop phases replay it.
+  const std::vector<load::TraceEntry>* InputTrace() const {
+    return input_files_.trace.empty() ? nullptr : &input_files_.trace;
+  }
   /// Sets the step's sessions, when the stage's requests are sessions, before it runs.
   static void UseSessions(const StageRequests& requests, PhaseStep& step);
   /// The step's metrics by turn and over sessions, when it ran sessions.

@@ -56,6 +56,14 @@ bool LoadInputFiles(const manifest::Scenario& scenario, manifest::Diagnostics& d
                         std::to_string(loaded.more_problems) + " more problems not shown");
     files.dataset = std::move(loaded.dataset);
   }
+  if (input.source == manifest::InputSource::kTrace) {
+    Result<std::vector<load::TraceEntry>> trace = load::LoadTrace(input.trace.resolved);
+    if (trace.ok())
+      files.trace = std::move(*trace);
+    else
+      for (const std::string& line : Split(trace.status().message(), '\n'))
+        diagnostics.Error(input.trace.pos, line);
+  }
   return diagnostics.Count() == problems_before;
 }
 
@@ -155,6 +163,13 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
                            .follow_up_tokens = spec(sessions->follow_up_tokens)};
   }
 
+  if (scenario.input.source == manifest::InputSource::kTrace) {
+    if (files == nullptr || files->trace.empty())
+      return Status::InvalidInput("the scenario's input is a trace, but it was not read");
+    requests.trace_ = &files->trace;
+    requests.block_tokens_ = scenario.input.block_tokens;
+    return requests;
+  }
   const load::Dataset* dataset = files && files->dataset ? &*files->dataset : nullptr;
   if (scenario.input.source == manifest::InputSource::kDataset) {
     if (dataset == nullptr || dataset->entries.empty())
@@ -329,8 +344,24 @@ load::RequestSpec StageRequests::operator()(int64_t sequence) const {
             .redactor = redactor_.get(),
             .tokenizer = tokenizer_};
   }
+  if (trace_) {
+    const load::TraceEntry& entry = (*trace_)[static_cast<size_t>(sequence) % trace_->size()];
+    load::SyntheticOptions options{.input_tokens = {static_cast<double>(entry.input_length), 0},
+                                   .output_tokens = {static_cast<double>(entry.output_length), 0},
+                                   .seed = seed_,
+                                   .tokenizer = tokenizer_};
+    load::SyntheticInput input = load::MakeSyntheticInput(options, sequence);
+    // Entries that name the same blocks share those prompt blocks, as in the traced system.
+    if (!entry.hash_ids.empty())
+      input.prompt =
+          load::MakeBlockPrompt(seed_, entry.hash_ids, block_tokens_, entry.input_length, sequence);
+    return SyntheticSpec(input);
+  }
   if (!synthetic_) return ForTask(static_cast<size_t>(sequence));
-  load::SyntheticInput input = load::MakeSyntheticInput(*synthetic_, sequence);
+  return SyntheticSpec(load::MakeSyntheticInput(*synthetic_, sequence));
+}
+
+load::RequestSpec StageRequests::SyntheticSpec(const load::SyntheticInput& input) const {
   http::RequestBodyOptions body = body_;
   body.max_tokens = input.output_tokens;
   return {.url = url_,

@@ -12,6 +12,7 @@
 #include "load/exchange.h"
 #include "load/sessions.h"
 #include "load/synthetic.h"
+#include "load/trace.h"
 #include "manifest/bundle.h"
 #include "tokenize/tokenizer.h"
 
@@ -22,6 +23,7 @@ namespace stagegate::scenario {
 struct InputFiles {
   std::unique_ptr<tokenize::Tokenizer> tokenizer;
   std::optional<load::Dataset> dataset;
+  std::vector<load::TraceEntry> trace;  // sorted by timestamp
 };
 
 /// Where a run sends its requests, after the command line's overrides: the target's base URL
@@ -33,7 +35,9 @@ struct Endpoint {
 };
 
 /// The requests one stage sends: the corpus tasks it covers (every task whose needs are among
-/// the stage's capabilities, or every task) or synthetic prompts, with the stage's overlays on
+/// the stage's capabilities, or every task), synthetic prompts, a dataset's entries, or a
+/// trace's (sequence n is entry n modulo the count: its lengths, and prompt blocks shared as its
+/// hash_ids say), with the stage's overlays on
 /// the target (URL, headers, body fields), the persona's credentials and the tool definitions
 /// when the stage sends them. Requests go round the tasks in corpus order, so sequence n of a
 /// phase is always the same task. A request carries one Authorization header: the persona's
@@ -71,6 +75,8 @@ class StageRequests {
 
  private:
   std::string BodyFor(const manifest::Task* task, std::string_view prompt) const;
+  /// The request of a synthetic prompt (or a trace entry's), asking for its output length.
+  load::RequestSpec SyntheticSpec(const load::SyntheticInput& input) const;
   /// The task's conversation: its messages, or its prompt as the user's.
   nlohmann::json Conversation(const manifest::Task& task) const;
 
@@ -89,6 +95,8 @@ class StageRequests {
   std::shared_ptr<const Redactor> redactor_;
   std::optional<load::SyntheticOptions> synthetic_;
   const load::Dataset* dataset_ = nullptr;
+  const std::vector<load::TraceEntry>* trace_ = nullptr;  // non-empty when set
+  int64_t block_tokens_ = 512;
   const tokenize::Tokenizer* tokenizer_ = nullptr;
   std::optional<load::SessionShape> sessions_;
   uint64_t seed_ = 0;
@@ -100,7 +108,8 @@ load::DatasetOptions InputDatasetOptions(const manifest::InputSpec& input);
 
 /// Reads the input's files as a run does (a dataset's prompt lengths counted with the tokenizer
 /// when there is one). Each problem goes to `diagnostics`: a tokenizer's at the scenario's
-/// `tokenizer` key, a dataset's at the file's path and line. False when there was any.
+/// `tokenizer` key, a dataset's at the file's path and line, a trace's (each naming its line) at
+/// the scenario's `path` key. False when there was any.
 bool LoadInputFiles(const manifest::Scenario& scenario, manifest::Diagnostics& diagnostics,
                     InputFiles& files);
 

@@ -161,5 +161,53 @@ TEST_CASE("BuildTraceSchedule refuses an unusable trace or options", "[load]") {
         "the trace is not sorted by timestamp: entry 3 (10 ms) follows entry 2 (20 ms)");
 }
 
+TEST_CASE("A trace replays at a phase's rate, its shape kept, looped as the phase needs",
+          "[load]") {
+  // Five entries over 3,000.5 ms: a mean of 4 / 3.0005 s. At 8 req/s the gaps shrink by
+  // 8 * 3.0005 / 4 and a pass lasts 5 / 8 s.
+  const Entries trace = Load("good.jsonl");
+  Result<Arrivals> replay = BuildTraceReplay(trace, 8, 12, std::nullopt);
+  REQUIRE(replay.ok());
+  REQUIRE(replay->size() == 12u);
+  const double scale = 4 / (8 * 3000.5);  // s of replay per ms of trace
+  const std::vector<double> trace_ms = {0, 700, 700, 1500, 3000.5};
+  for (int64_t n = 0; n < 12; ++n) {
+    INFO("sequence " << n);
+    CHECK((*replay)[n].sequence == n);
+    const double expected_s = static_cast<double>(n / 5) * 0.625 + trace_ms[n % 5] * scale;
+    CHECK((*replay)[n].intended_ns == std::llround(expected_s * 1e9));
+  }
+  // The mean rate over whole passes is the phase's.
+  CHECK((*replay)[10].intended_ns == 1'250'000'000);
+
+  // A duration ends it: intended before 1 s only.
+  Result<Arrivals> timed = BuildTraceReplay(trace, 8, std::nullopt, 1.0);
+  REQUIRE(timed.ok());
+  CHECK(timed->size() == 9u);
+  CHECK(timed->back().intended_ns < 1'000'000'000);
+
+  // One entry: a pass is one gap.
+  Result<Arrivals> single = BuildTraceReplay({{5, 1, 1, {}}}, 4, 3, std::nullopt);
+  REQUIRE(single.ok());
+  CHECK(*single == Arrivals{{0, 0}, {1, 250'000'000}, {2, 500'000'000}});
+}
+
+TEST_CASE("BuildTraceReplay refuses a trace without a rate, or a replay without an end", "[load]") {
+  const auto message = [](Result<Arrivals> replay) {
+    REQUIRE_FALSE(replay.ok());
+    CHECK(replay.status().code() == Status::Code::kInvalidInput);
+    return replay.status().message();
+  };
+  CHECK(message(BuildTraceReplay({}, 1, 1, std::nullopt)) == "the trace is empty");
+  CHECK(message(BuildTraceReplay({{3, 1, 1, {}}, {3, 1, 1, {}}}, 1, 1, std::nullopt)) ==
+        "every entry of the trace has the same timestamp: it has no rate to replay at another");
+  CHECK(message(BuildTraceReplay({{0, 1, 1, {}}, {9, 1, 1, {}}}, 0, 1, std::nullopt)) ==
+        "the rate must be > 0");
+  CHECK(message(BuildTraceReplay({{0, 1, 1, {}}, {9, 1, 1, {}}}, 1, std::nullopt, std::nullopt)) ==
+        "a trace replay needs a request count or a duration");
+  CHECK(message(BuildTraceReplay({{9, 1, 1, {}}, {0, 1, 1, {}}}, 1, 1, std::nullopt)) ==
+        "the trace is not sorted by timestamp");
+}
+
 }  // namespace
 }  // namespace stagegate::load
