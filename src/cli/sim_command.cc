@@ -73,6 +73,9 @@ class SimCommand : public Command {
         ->type_name("DIR");
     app.add_option("--model", model_, "Model name it reports")->capture_default_str();
     app.add_option("--fault", fault_, "A misbehaviour for every request (docs/sim.md)");
+    app.add_option("--tokenizer", tokenizer_,
+                   "The model's tokenizer.json or SentencePiece .model: prompt tokens counted "
+                   "with it, not as 4 bytes a token");
   }
 
   ExitCode Run(const GlobalOptions&, console::Console& console) override {
@@ -94,6 +97,7 @@ class SimCommand : public Command {
       return ExitCode::kInvalidInput;
     }
     if (!fault_.empty()) profile->fault = fault_;
+    if (!tokenizer_.empty()) profile->tokenizer = tokenizer_;
 
     // Block the stop signals before the server thread starts, so that it inherits the mask and
     // this thread alone receives them, in sigwait below.
@@ -113,10 +117,16 @@ class SimCommand : public Command {
     Result<std::unique_ptr<sim::SimServer>> server = sim::SimServer::Start(options);
     if (!server.ok()) {
       console.Error("stagegate sim: " + server.status().message());
-      return ExitCode::kRuntimeFailure;
+      // A tokenizer file that cannot be used is the user's input; a port in use is not.
+      const Status::Code code = server.status().code();
+      return code == Status::Code::kInvalidInput || code == Status::Code::kNotFound
+                 ? ExitCode::kInvalidInput
+                 : ExitCode::kRuntimeFailure;
     }
     console.Line("sim listening on " + (*server)->base_url() + " (profile " + profile->name +
-                 ", corpus " + corpus_dir + ", tools at " + (*server)->tool_service_url() + ")");
+                 ", corpus " + corpus_dir + ", tools at " + (*server)->tool_service_url() +
+                 (profile->tokenizer.empty() ? "" : ", prompt tokens by " + profile->tokenizer) +
+                 ")");
     int signal = 0;
     sigwait(&stop_signals, &signal);
     (*server)->Stop();
@@ -130,6 +140,7 @@ class SimCommand : public Command {
   uint16_t tool_port_ = 0;
   std::string tool_url_;
   std::string profile_ = "default";
+  std::string tokenizer_;
   std::string corpus_dir_;  // "": the default corpus, found by FindDefaultCorpus
   std::string model_ = "sim-assistant";
   std::string fault_;

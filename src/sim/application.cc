@@ -435,9 +435,13 @@ void Application::Answer(std::shared_ptr<Exchange> exchange) {
   for (const Passage& passage : x.passages)
     model_input += passage.text;
   if (x.tool && x.tool->ok) model_input += x.tool->result.dump();
-  reply.prompt_tokens = EstimateTokens(model_input);
+  const tokenize::Tokenizer* tokenizer = tokenizer_;
+  reply.prompt_tokens = tokenizer ? tokenizer->Count(model_input) : EstimateTokens(model_input);
   if (profile_.prefix_cache_tokens > 0)
-    reply.cached_tokens = prefix_cache_.Use(model_input, reply.prompt_tokens);
+    reply.cached_tokens = prefix_cache_.Use(
+        model_input, reply.prompt_tokens,
+        tokenizer ? [tokenizer](std::string_view text) { return tokenizer->Count(text); }
+                  : std::function<int64_t(std::string_view)>());
   Generate(io_, engine_, metrics_, std::move(reply), x.responder, profile_.retry_after_s);
 }
 

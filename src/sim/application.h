@@ -14,6 +14,7 @@
 #include "sim/prefix_cache.h"
 #include "sim/profile.h"
 #include "sim/retrieval.h"
+#include "tokenize/tokenizer.h"
 
 namespace stagegate::sim {
 
@@ -28,6 +29,9 @@ class Application {
 
   void Handle(HttpRequest request, std::shared_ptr<HttpResponder> responder);
   void set_tool_url(std::string url) { tool_url_ = std::move(url); }
+  /// Counts prompt tokens with the model's tokenizer (which must outlive this) instead of as 4
+  /// bytes a token.
+  void set_tokenizer(const tokenize::Tokenizer* tokenizer) { tokenizer_ = tokenizer; }
   const std::string& tool_url() const { return tool_url_; }
   Metrics& metrics() { return metrics_; }
 
@@ -52,6 +56,7 @@ class Application {
   GroundTruthLog ground_truth_;
   BatchEngine engine_;
   PrefixCache prefix_cache_;
+  const tokenize::Tokenizer* tokenizer_ = nullptr;
   std::unique_ptr<RetrievalIndex> index_;
   std::map<std::string, const manifest::Persona*> personas_by_token_;
   std::map<std::string, size_t> document_frequency_;  // search term -> documents holding it

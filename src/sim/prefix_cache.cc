@@ -10,7 +10,8 @@ namespace stagegate::sim {
 PrefixCache::PrefixCache(int64_t capacity_tokens)
     : capacity_blocks_(static_cast<size_t>(std::max<int64_t>(0, capacity_tokens) / kBlockTokens)) {}
 
-int64_t PrefixCache::Use(std::string_view text, int64_t prompt_tokens) {
+int64_t PrefixCache::Use(std::string_view text, int64_t prompt_tokens,
+                         const std::function<int64_t(std::string_view)>& count) {
   if (capacity_blocks_ == 0) return 0;
   int64_t hit_blocks = 0;
   bool hitting = true;
@@ -30,7 +31,9 @@ int64_t PrefixCache::Use(std::string_view text, int64_t prompt_tokens) {
       lru_.pop_back();
     }
   }
-  return std::clamp<int64_t>(hit_blocks * kBlockTokens, 0, std::max<int64_t>(0, prompt_tokens - 1));
+  const int64_t hit = count ? count(text.substr(0, static_cast<size_t>(hit_blocks) * kBlockBytes))
+                            : hit_blocks * kBlockTokens;
+  return std::clamp<int64_t>(hit, 0, std::max<int64_t>(0, prompt_tokens - 1));
 }
 
 }  // namespace stagegate::sim

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <string_view>
 #include <unordered_map>
@@ -24,8 +25,10 @@ class PrefixCache {
 
   /// How many of `text`'s first tokens were cached (whole blocks, never all of a prompt: at
   /// least one token is prefilled, as vLLM recomputes the last), then caches each whole block of
-  /// `text` and marks it used. `prompt_tokens` is the prompt's count, the cap.
-  int64_t Use(std::string_view text, int64_t prompt_tokens);
+  /// `text` and marks it used. `prompt_tokens` is the prompt's count, the cap. With `count` (the
+  /// model's tokenizer), the cached tokens are its count of the cached bytes, not 16 a block.
+  int64_t Use(std::string_view text, int64_t prompt_tokens,
+              const std::function<int64_t(std::string_view)>& count = {});
 
   int64_t cached_blocks() const { return static_cast<int64_t>(blocks_.size()); }
 

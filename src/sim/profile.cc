@@ -85,6 +85,11 @@ std::optional<SimProfile> LoadSimProfile(const std::string& name_or_path,
       map.Number("tool_timeout_ms", Need::kOptional, kPositive).value_or(p.tool_timeout_ms);
   p.denial = map.Enum("denial", kDenialNames).value_or(p.denial);
   p.fault = map.String("fault").value_or("");
+  if (std::optional<std::string> tokenizer = map.String("tokenizer")) {
+    p.tokenizer = ResolveRelativeTo(name_or_path, *tokenizer);
+    if (!IsRegularFile(p.tokenizer))
+      file.Error(map.Get("tokenizer"), "tokenizer file not found: " + p.tokenizer);
+  }
   map.Finish();
   if (diagnostics.size() != errors_before) return std::nullopt;
   return p;

@@ -35,6 +35,10 @@ struct SimProfile {
   double tool_timeout_ms = 2000;  // how long the application waits for a tool
   DenialMode denial = DenialMode::kStatus403;
   std::string fault;  // a misbehaviour applied to every request (see docs/sim.md); "" for none
+  /// The model's tokenizer file (a tokenizer.json or SentencePiece .model, resolved): prompt
+  /// tokens (usage.prompt_tokens, prefill, the prefix cache's cached_tokens) are counted with it
+  /// instead of as 4 bytes a token. "": bytes / 4.
+  std::string tokenizer;
 
   /// True when the model costs no time at all: tokens are produced as fast as they can be sent.
   bool zero_delay() const {

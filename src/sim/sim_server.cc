@@ -53,6 +53,13 @@ Result<std::unique_ptr<SimServer>> SimServer::Start(SimOptions options) {
   SimServer& s = *server;
   s.application_ =
       std::make_unique<Application>(s.io_, s.options_.profile, s.options_.corpus, s.options_.model);
+  if (!s.options_.profile.tokenizer.empty()) {
+    Result<std::unique_ptr<tokenize::Tokenizer>> tokenizer =
+        tokenize::Tokenizer::Load(s.options_.profile.tokenizer);
+    if (!tokenizer.ok()) return tokenizer.status();
+    s.tokenizer_ = std::move(*tokenizer);
+    s.application_->set_tokenizer(s.tokenizer_.get());
+  }
   s.tools_ = std::make_unique<ToolService>(s.io_, s.options_.profile);
   Application* application = s.application_.get();
   ToolService* tools = s.tools_.get();

@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "manifest/corpus.h"
 #include "sim/profile.h"
+#include "tokenize/tokenizer.h"
 
 namespace stagegate::sim {
 
@@ -50,6 +51,7 @@ class SimServer {
 
   SimOptions options_;
   asio::io_context io_;
+  std::unique_ptr<tokenize::Tokenizer> tokenizer_;  // the profile's; outlives the application
   std::unique_ptr<Application> application_;
   std::unique_ptr<ToolService> tools_;
   std::unique_ptr<HttpServer> api_server_;

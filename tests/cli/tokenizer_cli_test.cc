@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "http_test_server.h"
 #include "sim/sim_server.h"
@@ -90,10 +91,16 @@ TEST_CASE("profile --tokenizer counts answers without usage with the model's tok
 
 TEST_CASE("the self-check warns when the server's input counts are not the tokenizer's",
           "[cli][profile][tokenize]") {
-  // The reference application counts 4 bytes a token, as no real model does: prompts of 200
-  // Qwen tokens of common words are about a quarter more to it.
+  sim::SimProfile profile = sim::SimProfile::Fast();
+  SECTION("a server that counts 4 bytes a token") {
+    // As the reference application does by default, and no real model: prompts of 200 Qwen
+    // tokens of common words are about a quarter more to it.
+  }
+  SECTION("the reference application counting with the same tokenizer") {
+    profile.tokenizer = Qwen();
+  }
   Result<std::unique_ptr<sim::SimServer>> sim =
-      sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = sim::SimProfile::Fast()});
+      sim::SimServer::Start({.host = "127.0.0.1", .port = 0, .profile = profile});
   REQUIRE(sim.ok());
   testing::TempDir dir;
   Ran ran =
@@ -102,11 +109,44 @@ TEST_CASE("the self-check warns when the server's input counts are not the token
                                   "--tokenizer", Qwen(), "--out", dir / "out", "--workers", "1"});
   INFO(ran.out << ran.err);
   REQUIRE(ran.exit_code == 0);
-  CHECK(ran.out.find("more input tokens than the tokenizer (median of 5 requests)") !=
-        std::string::npos);
-  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
-  const std::string warnings = profile["levels"][0]["self_check"]["warnings"].dump();
-  CHECK(warnings.find("the server counted ") != std::string::npos);
+  const json out = json::parse(testing::ReadText(dir / "out/profile.json"));
+  const std::string warnings = out["levels"][0]["self_check"]["warnings"].dump();
+  const bool warned = ran.out.find("more input tokens than the tokenizer (median of 5 requests)") !=
+                      std::string::npos;
+  std::vector<int64_t> counted;
+  std::istringstream lines(testing::ReadText(dir / "out/requests.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const json r = json::parse(line);
+    CHECK(r["tokens"]["input_source"] == "usage");
+    counted.push_back(r["tokens"]["input"].get<int64_t>());
+  }
+  REQUIRE(counted.size() == 5);
+  if (profile.tokenizer.empty()) {
+    CHECK(warned);
+    CHECK(warnings.find("the server counted ") != std::string::npos);
+    for (int64_t tokens : counted)
+      CHECK(tokens > 220);
+  } else {
+    // The server's count of every prompt is the length it was built to, 200, and the newline
+    // the application ends each chat message with (as a chat template adds its own tokens).
+    CHECK_FALSE(warned);
+    CHECK(warnings.find("the server counted ") == std::string::npos);
+    CHECK(counted == std::vector<int64_t>(5, 201));
+  }
+}
+
+TEST_CASE("the reference application refuses a tokenizer it cannot read", "[cli][sim][tokenize]") {
+  testing::TempDir dir;
+  testing::WriteText(dir / "profile.yaml", "tokenizer: missing.json\n");
+  Ran bad = testing::RunStagegate(dir, {"sim", "--profile", dir / "profile.yaml", "--port", "0"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find(dir / "profile.yaml" + ":1:12: tokenizer file not found: " +
+                     dir / "missing.json") != std::string::npos);
+  testing::WriteText(dir / "broken.json", "{\"model\": 3}");
+  Ran broken =
+      testing::RunStagegate(dir, {"sim", "--tokenizer", dir / "broken.json", "--port", "0"});
+  CHECK(broken.exit_code == 2);
+  CHECK(broken.err.find("stagegate sim: " + dir / "broken.json") != std::string::npos);
 }
 
 }  // namespace
