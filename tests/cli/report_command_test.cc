@@ -81,7 +81,7 @@ Ran Report(const testing::TempDir& dir, const std::string& run) {
   return testing::RunStagegate(dir, {"report", run, "--out", dir / "report", "--gate"});
 }
 
-TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][report]") {
+TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][report][serial]") {
   testing::TempDir dir;
   const std::string run = ReportRun(dir);
   // Each load phase's AIPerf-compatible export, with run.json's figures.
