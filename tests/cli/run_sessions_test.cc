@@ -51,11 +51,7 @@ std::string WriteScenario(const testing::TempDir& dir, const std::string& target
 }
 
 std::vector<json> Records(const testing::TempDir& dir) {
-  std::vector<json> records;
-  std::istringstream lines(testing::ReadText(dir / "out/requests.jsonl"));
-  for (std::string line; std::getline(lines, line);)
-    records.push_back(json::parse(line));
-  return records;
+  return testing::ReadJsonLines(dir / "out/requests.jsonl");
 }
 
 const json& SteadyStep(const json& run) {
@@ -77,13 +73,8 @@ TEST_CASE("run sends a corpus task's follow-ups as later turns that carry the mo
   const std::string scenario = WriteScenario(
       dir, "  kind: openai\n  base_url: \"" + server.base() + "\"\n  stream: false",
       "input: {sessions: {think_time_ms: {mean: 20}}}", "{concurrency: 1, requests: 4}");
-  Invocation validated = Invoke({"validate", scenario});
-  INFO(validated.err);
-  REQUIRE(validated.exit_code == 0);
-
-  testing::Ran ran = testing::RunStagegate(dir, {"run", scenario, "--out", dir / "out"});
+  testing::Ran ran = ValidateAndRun(dir, scenario);
   INFO(ran.out << ran.err);
-  REQUIRE(ran.exit_code == 0);
   // Sessions 0 and 2 are `chat` (three turns), 1 and 3 `hello` (one).
   std::map<std::string, int> conversations;
   for (const std::string& request : server.requests()) {

@@ -50,19 +50,11 @@ TEST_CASE("run replays a trace at the phase's rate, with its hash_ids' shared pr
   const std::string scenario =
       WriteScenario(dir, "input: {source: trace, path: trace.jsonl, block_tokens: 64}",
                     "{rate: 10, requests: 5}");
-  Invocation validated = Invoke({"validate", scenario});
-  INFO(validated.err);
-  REQUIRE(validated.exit_code == 0);
-
-  testing::Ran ran = testing::RunStagegate(dir, {"run", scenario, "--out", dir / "out"});
+  testing::Ran ran = ValidateAndRun(dir, scenario);
   INFO(ran.out << ran.err);
-  REQUIRE(ran.exit_code == 0);
   CHECK(ran.out.find("input: 5 entries of trace.jsonl, replayed at each open-loop phase's rate") !=
         std::string::npos);
-  std::vector<json> records;
-  std::istringstream lines(testing::ReadText(dir / "out/requests.jsonl"));
-  for (std::string line; std::getline(lines, line);)
-    records.push_back(json::parse(line));
+  const std::vector<json> records = testing::ReadJsonLines(dir / "out/requests.jsonl");
   REQUIRE(records.size() == 5);
   std::vector<int64_t> cached, output, intended_ms;
   for (const json& r : records) {
