@@ -126,12 +126,27 @@ void PrintSummary(console::Console& out, const Bundle& bundle, const Fingerprint
            (t.stream ? "streaming" : "not streaming (no TTFT or ITL can be measured)"));
   std::vector<EffectiveStage> stages = EffectiveStages(s);
   if (corpus) PrintCorpus(out, *corpus);
+  const auto spread = [](const TokenDistribution& d) {
+    return FormatNumber(d.mean) + " ± " + FormatNumber(d.std);
+  };
   if (s.input.source == InputSource::kSynthetic)
-    out.Line("input        synthetic: " + FormatNumber(s.input.input_tokens->mean) + " ± " +
-             FormatNumber(s.input.input_tokens->std) + " tokens in, " +
-             FormatNumber(s.input.output_tokens->mean) + " ± " +
-             FormatNumber(s.input.output_tokens->std) + " out" +
+    out.Line("input        synthetic: " + spread(*s.input.input_tokens) + " tokens in, " +
+             spread(*s.input.output_tokens) + " out" +
              (s.input.extra_body.empty() ? "" : ", extra " + s.input.extra_body.dump()));
+  if (s.input.source == InputSource::kTrace)
+    out.Line("input        trace " + s.input.trace.written +
+             ", replayed at each open-loop "
+             "phase's rate; hash_ids blocks of " +
+             std::to_string(s.input.block_tokens) + " tokens");
+  if (const std::optional<SessionSpec>& sessions = s.input.sessions) {
+    std::string line = "sessions     ";
+    line += sessions->turns ? spread(*sessions->turns) + " turns"
+                            : std::string("each task's prompt and follow-ups");
+    if (sessions->follow_up_tokens)
+      line += ", follow-ups of " + spread(*sessions->follow_up_tokens) + " tokens";
+    line += ", think time " + spread(sessions->think_ms) + " ms; requests count sessions";
+    out.Line(line);
+  }
   if (bundle.rubric) {
     std::vector<std::string> criteria;
     for (const Criterion& c : bundle.rubric->criteria)

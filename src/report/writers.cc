@@ -114,9 +114,9 @@ std::vector<std::vector<std::string>> StageTable(const store::RunFindings& findi
 // TTFT by turn for each step of multi-turn sessions, a header row first; only the header when
 // no step ran sessions.
 std::vector<std::vector<std::string>> TurnTable(const store::RunFindings& findings) {
-  std::vector<std::vector<std::string>> table = {{"stage", "phase", "turn", "completed", "ttft p50",
-                                                  "ttft p95", "e2e p95", "input tokens (mean)",
-                                                  "sessions completed"}};
+  std::vector<std::vector<std::string>> table = {{"stage", "phase", "turn", "completed",
+                                                  "ttft p50 (ms)", "ttft p95 (ms)", "e2e p95 (ms)",
+                                                  "input tokens (mean)", "sessions completed"}};
   const auto stat = [](const store::Distribution& d, const char* name, int digits) {
     const std::optional<double> value = d.At(name);
     return value ? FormatNumber(*value, digits) : "-";

@@ -144,6 +144,9 @@ TEST_CASE("a run of synthetic sessions shows the prefix cache in TTFT by turn, i
                         "  sessions: {turns: {mean: 3}, think_time_ms: {mean: 10}, "
                         "follow_up_tokens: {mean: 30}}",
                     "{rate: 4, arrival: constant, requests: 4}");
+  Invocation validated = Invoke({"validate", scenario});
+  CHECK(validated.out.find("sessions     3 ± 0 turns, follow-ups of 30 ± 0 tokens, think time "
+                           "10 ± 0 ms; requests count sessions\n") != std::string::npos);
   testing::Ran ran = testing::RunStagegate(dir, {"run", scenario, "--out", dir / "out"});
   INFO(ran.out << ran.err);
   REQUIRE(ran.exit_code == 0);
@@ -169,6 +172,7 @@ TEST_CASE("a run of synthetic sessions shows the prefix cache in TTFT by turn, i
   INFO(report.out << report.err);
   const std::string markdown = testing::ReadText(dir / "r/report.md");
   CHECK(markdown.find("### TTFT by turn (multi-turn sessions)") != std::string::npos);
+  CHECK(markdown.find("| stage | phase | turn | completed | ttft p50 (ms) |") != std::string::npos);
   CHECK(markdown.find("| bare | steady 4 req/s | 1 | 4 of 4 | ") != std::string::npos);
   CHECK(markdown.find("| bare | steady 4 req/s | 3 | 4 of 4 | ") != std::string::npos);
   const std::string html = testing::ReadText(dir / "r/report.html");

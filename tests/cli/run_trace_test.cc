@@ -50,6 +50,9 @@ TEST_CASE("run replays a trace at the phase's rate, with its hash_ids' shared pr
   const std::string scenario =
       WriteScenario(dir, "input: {source: trace, path: trace.jsonl, block_tokens: 64}",
                     "{rate: 10, requests: 5}");
+  CHECK(Invoke({"validate", scenario})
+            .out.find("input        trace trace.jsonl, replayed at each open-loop phase's rate; "
+                      "hash_ids blocks of 64 tokens\n") != std::string::npos);
   testing::Ran ran = ValidateAndRun(dir, scenario);
   INFO(ran.out << ran.err);
   CHECK(ran.out.find("input: 5 entries of trace.jsonl, replayed at each open-loop phase's rate") !=
