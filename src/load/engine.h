@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,16 +22,21 @@ namespace stagegate::load {
 struct TurnRequest {
   RequestSpec spec;
   int64_t think_ns = 0;  // after the previous turn's end; 0 for a session's first turn
+  /// The conversation `spec` sends (OpenAI chat messages, this turn's user message last), which
+  /// the next turn extends with the answer and its own message.
+  nlohmann::json messages = nlohmann::json::array();
 };
 
 /// The most turns a session may have: a turn's record has sequence session * kMaxTurns + turn.
 inline constexpr int64_t kMaxTurns = 1000;
 
-/// Turn `turn` (from 0) of session `session`, given the answers of its earlier turns (answers[i]
-/// is turn i's), so the request can carry the conversation so far; nullopt when the session has
-/// no more turns. Called from every worker: thread-safe, deterministic in its arguments.
-using SessionSource = std::function<std::optional<TurnRequest>(
-    int64_t session, int64_t turn, const std::vector<std::string>& answers)>;
+/// Turn `turn` (from 0) of session `session`, given the conversation so far: an empty array for
+/// the first turn, else the previous turn's `messages` and the answer to it, as the assistant's
+/// message. The request carries it and this turn's user message, so building a turn costs its
+/// own message, not the session's. nullopt when the session has no more turns. Called from every
+/// worker: thread-safe, deterministic in its arguments.
+using SessionSource = std::function<std::optional<TurnRequest>(int64_t session, int64_t turn,
+                                                               const nlohmann::json& conversation)>;
 
 /// What a request that finds every slot taken does under a concurrency cap.
 enum class WhenFull { kQueue, kDrop };

@@ -126,21 +126,20 @@ SessionSource MakeSyntheticSessions(SessionShape shape, SyntheticOptions synthet
                                     ConversationRequest request) {
   return [shape, synthetic, request = std::move(request)](
              int64_t session, int64_t turn,
-             const std::vector<std::string>& answers) -> std::optional<TurnRequest> {
-    BasicRandom<SplitMix64> random = SessionRandom(synthetic.seed, session);
-    const int64_t turns = DrawRounded(shape.turns, random.Normal(), 1, kMaxTurns);
-    if (turn >= turns || static_cast<int64_t>(answers.size()) < turn) return std::nullopt;
-    nlohmann::json messages = nlohmann::json::array();
-    SyntheticInput input;
-    SyntheticOptions follow_up = synthetic;
-    follow_up.input_tokens = shape.follow_up_tokens.value_or(synthetic.input_tokens);
-    follow_up.prefixes = {};  // a shared prefix starts a conversation, not each of its turns
-    for (int64_t t = 0; t <= turn; ++t) {
-      input = MakeSyntheticInput(t == 0 ? synthetic : follow_up, session * kMaxTurns + t);
-      messages.push_back({{"role", "user"}, {"content", input.prompt}});
-      if (t < turn) messages.push_back({{"role", "assistant"}, {"content", answers[t]}});
+             const nlohmann::json& conversation) -> std::optional<TurnRequest> {
+    if (turn >= SessionTurns(shape, synthetic.seed, session) || !conversation.is_array() ||
+        static_cast<int64_t>(conversation.size()) != 2 * turn)
+      return std::nullopt;
+    SyntheticOptions options = synthetic;
+    if (turn > 0) {
+      options.input_tokens = shape.follow_up_tokens.value_or(synthetic.input_tokens);
+      options.prefixes = {};  // a shared prefix starts a conversation, not each of its turns
     }
+    const SyntheticInput input = MakeSyntheticInput(options, session * kMaxTurns + turn);
+    nlohmann::json messages = conversation;
+    messages.push_back({{"role", "user"}, {"content", input.prompt}});
     TurnRequest out{.spec = request(messages, input.output_tokens)};
+    out.messages = std::move(messages);
     out.spec.requested_input_tokens.reset();  // the conversation's length is the server's to say
     out.spec.requested_output_tokens = input.output_tokens;
     if (turn > 0) out.think_ns = ThinkTimeNs(shape, synthetic.seed, session, turn);

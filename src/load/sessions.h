@@ -36,9 +36,11 @@ using ConversationRequest =
 
 /// The session source of a synthetic workload: session s has a turn count drawn from
 /// shape.turns; turn t's user message is MakeSyntheticInput(synthetic, s * kMaxTurns + t)'s prompt
-/// (so shared prefixes apply to first turns as to single requests), and its request holds every
-/// earlier user message and answer, alternating, then it. Each turn asks for its drawn output
-/// length. A pure function of (shape, synthetic, session, turn, answers); thread-safe.
+/// (so shared prefixes apply to first turns as to single requests; later ones are drawn from
+/// shape.follow_up_tokens), and its request holds the conversation it is given (every earlier
+/// user message and answer, alternating: 2t messages, else nullopt), then it. Each turn asks for
+/// its drawn output length. A pure function of (shape, synthetic, session, turn, conversation);
+/// thread-safe.
 SessionSource MakeSyntheticSessions(SessionShape shape, SyntheticOptions synthetic,
                                     ConversationRequest request);
 

@@ -191,9 +191,10 @@ void Worker::Dispatch(int64_t now) {
 void Worker::Start(const Arrival& arrival, std::optional<int64_t> queue_ns) {
   if (!options_.sessions) return Send(arrival, queue_ns);
   // Open loop: an arrival starts a session, and its sequence is the session's id.
-  std::optional<TurnRequest> first = options_.sessions(arrival.sequence, 0, {});
+  std::optional<TurnRequest> first =
+      options_.sessions(arrival.sequence, 0, nlohmann::json::array());
   if (!first) return;  // a session of no turns
-  sessions_[arrival.sequence] = Session{};
+  sessions_[arrival.sequence] = Session{.conversation = std::move(first->messages)};
   Send(Arrival{.sequence = arrival.sequence * kMaxTurns, .intended_ns = arrival.intended_ns},
        queue_ns, std::move(first->spec), arrival.sequence, 0);
 }
@@ -216,9 +217,9 @@ void Worker::DispatchSessions(int64_t now, const std::function<bool()>& spend) {
   while (!free_since_.empty() && now < plan_.end_ns && spend()) {
     const std::optional<int64_t> id = NextClosedLoopSequence();
     if (!id) break;
-    std::optional<TurnRequest> first = options_.sessions(*id, 0, {});
+    std::optional<TurnRequest> first = options_.sessions(*id, 0, nlohmann::json::array());
     if (!first) continue;  // a session of no turns: the slot starts the next one
-    sessions_[*id] = Session{};
+    sessions_[*id] = Session{.conversation = std::move(first->messages)};
     // The intended send of a session's first turn is the moment its user's slot became free.
     Send(Arrival{.sequence = *id * kMaxTurns, .intended_ns = free_since_.front()}, std::nullopt,
          std::move(first->spec), *id, 0);
@@ -238,8 +239,8 @@ void Worker::AfterTurn(const RequestRecord& record) {
   std::optional<TurnRequest> next;
   // A failed turn ends its session: the conversation cannot go on without its answer.
   if (record.outcome == Outcome::kOk && !stopping_ && !ending_ && session.turn + 1 < kMaxTurns) {
-    session.answers.push_back(record.answer_text);
-    next = options_.sessions(*record.session, session.turn + 1, session.answers);
+    session.conversation.push_back({{"role", "assistant"}, {"content", record.answer_text}});
+    next = options_.sessions(*record.session, session.turn + 1, session.conversation);
   }
   if (!next) {
     sessions_.erase(found);
@@ -247,6 +248,7 @@ void Worker::AfterTurn(const RequestRecord& record) {
   }
   ++session.turn;
   due_turns_.emplace(end + std::max<int64_t>(0, next->think_ns), *record.session);
+  session.conversation = std::move(next->messages);
   session.next = std::move(next);
 }
 

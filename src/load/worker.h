@@ -99,9 +99,9 @@ class Worker {
   std::deque<Arrival> queue_;       // open loop, capped, kQueue: arrivals waiting for a slot
   std::deque<int64_t> free_since_;  // closed loop: when each free slot became free
   struct Session {
-    int64_t turn = 0;                  // the turn in flight or due
-    std::vector<std::string> answers;  // of the turns before it
-    std::optional<TurnRequest> next;   // the turn due, built when its predecessor ended
+    int64_t turn = 0;                 // the turn in flight or due
+    nlohmann::json conversation;      // what the turn in flight sent
+    std::optional<TurnRequest> next;  // the turn due, built when its predecessor ended
   };
   std::map<int64_t, Session> sessions_;        // in progress on this worker
   std::multimap<int64_t, int64_t> due_turns_;  // when each session's next turn is due

@@ -277,31 +277,28 @@ load::SessionSource StageRequests::Sessions() const {
   std::vector<std::pair<TaskRequest, json>> tasks;
   for (const TaskRequest& request : tasks_)
     tasks.emplace_back(request, Conversation(*request.task));
-  return [tasks = std::move(tasks), base, body, keep_redactor, shape = *sessions_, seed = seed_](
-             int64_t session, int64_t turn,
-             const std::vector<std::string>& answers) -> std::optional<load::TurnRequest> {
-    const auto& [request, conversation] = tasks[static_cast<size_t>(session) % tasks.size()];
-    const std::vector<std::string>& follow_ups = request.task->follow_ups;
-    if (turn > static_cast<int64_t>(follow_ups.size()) ||
-        static_cast<int64_t>(answers.size()) < turn)
-      return std::nullopt;
-    load::TurnRequest out{.spec = base};
-    out.spec.headers = request.headers;
-    out.spec.task_id = request.task->id;
-    out.spec.persona = request.task->persona.name;
-    if (turn == 0) {
-      out.spec.body = request.body;
-      return out;
-    }
-    json messages = conversation;
-    for (int64_t t = 0; t < turn; ++t) {
-      messages.push_back({{"role", "assistant"}, {"content", answers[t]}});
-      messages.push_back({{"role", "user"}, {"content", follow_ups[t]}});
-    }
-    out.spec.body = http::BuildChatBody(body, messages);
-    out.think_ns = load::ThinkTimeNs(shape, seed, session, turn);
-    return out;
-  };
+  return
+      [tasks = std::move(tasks), base, body, keep_redactor, shape = *sessions_, seed = seed_](
+          int64_t session, int64_t turn, const json& so_far) -> std::optional<load::TurnRequest> {
+        const auto& [request, conversation] = tasks[static_cast<size_t>(session) % tasks.size()];
+        const std::vector<std::string>& follow_ups = request.task->follow_ups;
+        if (turn > static_cast<int64_t>(follow_ups.size()) || (turn > 0 && !so_far.is_array()))
+          return std::nullopt;
+        load::TurnRequest out{.spec = base};
+        out.spec.headers = request.headers;
+        out.spec.task_id = request.task->id;
+        out.spec.persona = request.task->persona.name;
+        if (turn == 0) {
+          out.spec.body = request.body;
+          out.messages = conversation;
+          return out;
+        }
+        out.messages = so_far;
+        out.messages.push_back({{"role", "user"}, {"content", follow_ups[turn - 1]}});
+        out.spec.body = http::BuildChatBody(body, out.messages);
+        out.think_ns = load::ThinkTimeNs(shape, seed, session, turn);
+        return out;
+      };
 }
 
 load::RequestSpec StageRequests::Probe(const manifest::Task* task, const std::string& prompt,
