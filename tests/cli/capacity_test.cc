@@ -105,10 +105,12 @@ TEST_CASE("profile --search finds the sustained capacity of two applications, on
       INFO("the application completed at most " << most << " req/s");
       CHECK(most >= 0.75 * ceiling);
       CHECK(most <= 1.02 * ceiling);
-      // The search found most of that, never more than the rounding of a rate above it, and
-      // never above the parameters' ceiling.
+      // The search found most of that, and never more than the parameters' ceiling. (A level's
+      // completions are counted over a window that includes its last requests' drain, so a
+      // level that keeps pace completes a few percent under its rate: the sustained rate may
+      // be a little above `most`.)
       CHECK(sustained >= 0.85 * most);
-      CHECK(sustained <= 1.02 * most);
+      CHECK(sustained <= 1.1 * most);
       CHECK(sustained <= 1.02 * ceiling);
       CHECK(capacity["fails_at"].get<double>() <= capacity["holds_up_to"].get<double>() * 1.1);
       CHECK(capacity["fails_at"].get<double>() > 0.9 * most);
