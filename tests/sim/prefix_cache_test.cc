@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sim/demo_corpus.h"
 #include "sim/http_test_client.h"
@@ -54,6 +56,29 @@ TEST_CASE("the prefix cache reuses a block only after the same whole prefix", "[
     CHECK(small.Use(Blocks("ab"), 32) == 31);
     CHECK(small.Use(Blocks("c"), 16) == 0);
   }
+}
+
+TEST_CASE("with the model's tokenizer, cached tokens are its count of the cached blocks' bytes",
+          "[sim][prefix]") {
+  // A stand-in tokenizer that counts what it was given, so the test sees which bytes it got: one
+  // token per 8 bytes.
+  std::vector<std::string> counted;
+  const auto count = [&counted](std::string_view text) {
+    counted.emplace_back(text);
+    return static_cast<int64_t>(text.size() / 8);
+  };
+  PrefixCache cache(1000);
+  const std::string prompt = Blocks("abc") + "tail";
+  CHECK(cache.Use(prompt, 25, count) == 0);
+  REQUIRE(counted.size() == 1);
+  CHECK(counted[0].empty());  // nothing was cached: the count of no bytes
+  // Two whole blocks hit: the tokenizer's count of exactly their 128 bytes, 16 tokens, not the
+  // 32 that 4 bytes a token would say.
+  CHECK(cache.Use(Blocks("abd") + "tail", 25, count) == 16);
+  REQUIRE(counted.size() == 2);
+  CHECK(counted[1] == Blocks("ab"));
+  // Never all of the prompt: at least one token is prefilled.
+  CHECK(cache.Use(prompt, 24, count) == 23);
 }
 
 // A slow prefill (1,000 tokens a second) and quick decoding: a prompt of 2,000 tokens costs two
