@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,5 +73,8 @@ std::string ValidUtf8(std::string_view text);
 
 /// The first `max_bytes` of `text`, shortened so as not to end inside a UTF-8 sequence.
 std::string Utf8Prefix(std::string_view text, size_t max_bytes);
+
+/// A whole number of digits alone (no sign, space or other character) that fits int64_t.
+std::optional<int64_t> ParseWholeNumber(std::string_view text);
 
 }  // namespace stagegate

@@ -1,4 +1,5 @@
 #include "load/schedule.h"
+#include "base/strings.h"
 
 #include <algorithm>
 #include <cassert>
@@ -176,14 +177,6 @@ double Gap(const OpenLoopOptions& options, Random& random) {
       return random.Gamma(options.burstiness) / options.burstiness;
   }
   return 1;
-}
-
-std::optional<int64_t> ParseWholeNumber(std::string_view text) {
-  int64_t value = 0;
-  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
 }
 
 }  // namespace
