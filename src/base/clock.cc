@@ -21,4 +21,13 @@ int64_t WallUnixMs() {
       .count();
 }
 
+ClockAnchors ReadClockAnchors() {
+  const int64_t before = SteadyClock::Get().NowNs();
+  const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+  const int64_t after = SteadyClock::Get().NowNs();
+  return {.wall_ns = wall, .steady_ns = before + (after - before) / 2};
+}
+
 }  // namespace stagegate

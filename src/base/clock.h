@@ -25,4 +25,13 @@ class SteadyClock : public Clock {
 /// measure a duration.
 int64_t WallUnixMs();
 
+/// The wall clock (ns since the Unix epoch) and the steady clock read together: the steady
+/// reading is the midpoint of two taken either side of the wall one. What a sharded run keeps
+/// so that shards on different machines can be set on one timeline.
+struct ClockAnchors {
+  int64_t wall_ns = 0;
+  int64_t steady_ns = 0;
+};
+ClockAnchors ReadClockAnchors();
+
 }  // namespace stagegate

@@ -124,7 +124,10 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
   if (control.clock == &SteadyClock::Get()) stamping.emplace();
 
   // The schedule starts a little after now, so starting the threads is not counted as lag.
-  const int64_t phase_start = control.clock->NowNs() - control.origin_ns + kStartLeadNs;
+  int64_t phase_start = control.clock->NowNs() - control.origin_ns + kStartLeadNs;
+  const int64_t start_lag =
+      control.start_ns ? std::max<int64_t>(0, phase_start - *control.start_ns) : 0;
+  if (control.start_ns) phase_start = *control.start_ns + start_lag;
   std::vector<WorkerPlan> plans(workers);
   for (int64_t w = 0; w < workers; ++w) {
     WorkerPlan& plan = plans[w];
@@ -198,6 +201,7 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
 
   LoadResult result;
   result.started_ns = phase_start;
+  result.start_lag_ns = start_lag;
   result.ended_ns = control.clock->NowNs() - control.origin_ns;
   result.workers = static_cast<int>(workers);
   result.client_cpu_s = ProcessCpuSeconds() - cpu_start;

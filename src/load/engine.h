@@ -114,7 +114,8 @@ struct LoadResult {
   std::vector<RequestRecord> records;  // sorted by sequence; every offered request, sent or not
   int64_t started_ns = 0;              // from the origin
   int64_t ended_ns = 0;
-  int64_t dropped = 0;  // refused under a concurrency cap (also in records, as cancelled)
+  int64_t start_lag_ns = 0;  // how much later than RunControl::start_ns the schedule started
+  int64_t dropped = 0;       // refused under a concurrency cap (also in records, as cancelled)
   bool interrupted = false;
   int workers = 0;
   double client_cpu_s = 0;  // process CPU time over the phase
@@ -137,6 +138,11 @@ struct RunControl {
   /// more is sent, arrivals queued under a cap are recorded as cancelled, and requests in flight
   /// get the grace period. Unlike `stop`, the phase is not interrupted.
   const std::atomic<bool>* end_schedule = nullptr;
+  /// When the schedule starts, from the origin (a sharded run's planned phase start). A start
+  /// already past (or too close to set the workers up in time) is not caught up on: the whole
+  /// schedule moves later by the difference, which LoadResult::start_lag_ns keeps. Unset: a few
+  /// ms from now.
+  std::optional<int64_t> start_ns;
   /// Called on the calling thread about every `tick_ms` while the phase runs, after on_records.
   std::function<void(const LiveSnapshot&)> on_tick;
   /// When set, called on the calling thread about every `tick_ms` with copies of the records

@@ -1,7 +1,9 @@
 #include "scenario/step_runner.h"
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "load/progress.h"
@@ -49,6 +51,17 @@ Result<StepRunner::Ran> StepRunner::Run(const Step& step) {
     if (storing.ok()) storing = context_.store.AddRequestsInBatches(records);
     if (step.end_early) finished.insert(finished.end(), records.begin(), records.end());
   };
+  if (step.start_ns) {
+    // Wait in short sleeps, so a stop is heard; the engine's own lead covers the last moments.
+    constexpr int64_t kWakeBeforeNs = 50'000'000;
+    while (!context_.stop.load()) {
+      const int64_t left =
+          context_.origin_ns + *step.start_ns - kWakeBeforeNs - context_.clock.NowNs();
+      if (left <= 0) break;
+      std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(left, 100'000'000)));
+    }
+    control.start_ns = step.start_ns;
+  }
   Result<load::LoadResult> load = load::RunLoad(step.options, step.source, control);
   context_.console.EndProgress();
   if (!load.ok()) return load.status();

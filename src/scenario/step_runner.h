@@ -49,6 +49,9 @@ class StepRunner {
     const load::LoadOptions& options;
     const load::RequestSource& source;
     EndEarly end_early;  // may be empty
+    /// When its schedule starts, from the origin (a sharded run's planned offset): the runner
+    /// waits for it, and a start it missed moves the schedule later (LoadResult::start_lag_ns).
+    std::optional<int64_t> start_ns;
   };
 
   struct Ran {
