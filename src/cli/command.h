@@ -70,6 +70,7 @@ std::unique_ptr<Command> MakeValidateCommand();
 std::unique_ptr<Command> MakeSimCommand();
 std::unique_ptr<Command> MakeProfileCommand();
 std::unique_ptr<Command> MakeRunCommand();
+std::unique_ptr<Command> MakeMergeCommand();
 std::unique_ptr<Command> MakeExportCommand();
 std::unique_ptr<Command> MakeImportCommand();
 std::unique_ptr<Command> MakeJudgeCommand();

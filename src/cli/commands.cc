@@ -29,6 +29,8 @@ const std::vector<CommandEntry>& Commands() {
       {"profile",
        "Measure one OpenAI-compatible endpoint at one or more load levels (no scenario file)",
        MakeProfileCommand},
+      {"merge", "Join the stores of a run's shards into one run, every figure computed again",
+       MakeMergeCommand},
       {"export",
        "Export a run's sampled answers for blinded review: one packet per reviewer (HTML page, "
        "CSV, JSONL)",

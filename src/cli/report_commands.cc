@@ -7,6 +7,7 @@
 #include "base/files.h"
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/run_files.h"
 #include "cli/stored_run.h"
 #include "cli/triaged_run.h"
 #include "console/console.h"
@@ -47,6 +48,49 @@ Status WriteDashboard(store::Store& store, const std::string& dir) {
                              }));
 }
 
+Result<report::ReportModel> BuildRunReport(store::Store& store, const store::RunInfo& run,
+                                           const manifest::Bundle* bundle) {
+  Result<report::ReportModel> model = report::BuildReport(store, run, bundle);
+  if (!model.ok()) return model.status();
+  Result<TriagedRun> triaged = TriageStoredRun(store, run);
+  if (!triaged.ok()) return triaged.status();
+  for (const std::string& name : report::TriageClassNames()) {
+    int64_t count = 0;
+    for (const TriagedRequest& t : triaged->triaged)
+      count += report::TriageClassName(t.triage.triage_class) == name;
+    model->triage.push_back({name, count});
+  }
+  return model;
+}
+
+Status WriteReportFormats(const report::ReportModel& model, const std::string& dir,
+                          std::vector<std::string> formats, std::vector<std::string>& written) {
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
+  if (made) return Status::IoError(dir + ": " + made.message());
+  if (formats.empty()) formats.assign(std::begin(kFormats), std::end(kFormats));
+  for (const std::string& format : formats) {
+    std::string path, text;
+    if (format == "md") {
+      path = dir + "/report.md", text = report::ReportMarkdown(model);
+    } else if (format == "html") {
+      path = dir + "/report.html", text = report::ReportHtml(model);
+    } else if (format == "json") {
+      path = dir + "/report.json";
+      text =
+          report::ReportJson(model).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+          "\n";
+    } else if (format == "junit") {
+      path = dir + "/report.junit.xml", text = report::ReportJunit(model);
+    } else {
+      path = dir + "/report.csv", text = report::ReportCsv(model);
+    }
+    SG_RETURN_IF_ERROR(WriteFileAtomically(path, text));
+    written.push_back(path);
+  }
+  return Status::Ok();
+}
+
 class ReportCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
@@ -72,17 +116,9 @@ class ReportCommand : public Command {
     std::string problem;
     std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
     Result<report::ReportModel> model =
-        report::BuildReport(*opened->store, opened->run, bundle ? &*bundle : nullptr);
+        BuildRunReport(*opened->store, opened->run, bundle ? &*bundle : nullptr);
     if (!model.ok()) return Fail(console, "report", model.status());
     if (!bundle) model->notes.push_back("automated checks not run: " + problem);
-    Result<TriagedRun> triaged = TriageStoredRun(*opened->store, opened->run);
-    if (!triaged.ok()) return Fail(console, "report", triaged.status());
-    for (const std::string& name : report::TriageClassNames()) {
-      int64_t count = 0;
-      for (const TriagedRequest& t : triaged->triaged)
-        count += report::TriageClassName(t.triage.triage_class) == name;
-      model->triage.push_back({name, count});
-    }
     if (!baseline_.empty()) {
       Result<std::optional<store::RunInfo>> found = opened->store->FindRun(baseline_);
       if (!found.ok()) return Fail(console, "report", found.status());
@@ -101,28 +137,9 @@ class ReportCommand : public Command {
     std::error_code made;
     std::filesystem::create_directories(dir, made);
     if (made) return Fail(console, "report", Status::IoError(dir + ": " + made.message()));
-    if (formats_.empty()) formats_.assign(std::begin(kFormats), std::end(kFormats));
     std::vector<std::string> written;
-    for (const std::string& format : formats_) {
-      std::string path, text;
-      if (format == "md") {
-        path = dir + "/report.md", text = report::ReportMarkdown(*model);
-      } else if (format == "html") {
-        path = dir + "/report.html", text = report::ReportHtml(*model);
-      } else if (format == "json") {
-        path = dir + "/report.json";
-        text = report::ReportJson(*model).dump(2, ' ', false,
-                                               nlohmann::json::error_handler_t::replace) +
-               "\n";
-      } else if (format == "junit") {
-        path = dir + "/report.junit.xml", text = report::ReportJunit(*model);
-      } else {
-        path = dir + "/report.csv", text = report::ReportCsv(*model);
-      }
-      if (Status status = WriteFileAtomically(path, text); !status.ok())
-        return Fail(console, "report", status);
-      written.push_back(path);
-    }
+    if (Status status = WriteReportFormats(*model, dir, formats_, written); !status.ok())
+      return Fail(console, "report", status);
     // The dashboard beside the reports, when the report went where reports go.
     if (out_dir_.empty())
       if (Status status = WriteDashboard(*opened->store, "reports"); !status.ok())
@@ -245,6 +262,19 @@ std::unique_ptr<Command> MakeCompareCommand() {
 }
 std::unique_ptr<Command> MakeRunsCommand() {
   return std::make_unique<RunsCommand>();
+}
+
+Status WriteReportFiles(store::Store& store, const store::RunInfo& run,
+                        const manifest::Bundle* bundle, const std::string& dir,
+                        std::vector<std::string> formats, std::vector<std::string>& written,
+                        console::Console& console) {
+  Result<report::ReportModel> model = BuildRunReport(store, run, bundle);
+  if (!model.ok()) return model.status();
+  SG_RETURN_IF_ERROR(WriteReportFormats(*model, dir, std::move(formats), written));
+  console.Line("verdict: " + std::string(report::Name(model->verdict)));
+  for (const std::string& reason : model->verdict_reasons)
+    console.Line("  " + reason);
+  return Status::Ok();
 }
 
 }  // namespace stagegate::cli

@@ -12,11 +12,13 @@
 #include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/run_files.h"
 #include "cli/run_support.h"
 #include "load/engine.h"
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
 #include "scenario/runner.h"
+#include "scenario/shard_plan.h"
 #include "store/store.h"
 
 namespace stagegate::cli {
@@ -65,6 +67,27 @@ Status WriteRunAiperf(const std::string& out_dir, const manifest::Bundle& bundle
   return Status::Ok();
 }
 
+}  // namespace
+
+Status WriteRunFiles(const std::string& out_dir, const manifest::Bundle& bundle,
+                     const std::string& fingerprint, const scenario::RunReport& report,
+                     const scenario::Runner& runner, store::Store& store) {
+  std::error_code made;
+  std::filesystem::create_directories(out_dir, made);
+  if (made) return Status::IoError(out_dir + ": " + made.message());
+  const nlohmann::json run_json = scenario::RunJson(bundle, fingerprint, report);
+  SG_RETURN_IF_ERROR(WriteFileAtomically(
+      out_dir + "/run.json",
+      run_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+  SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/stages.csv", scenario::StagesCsv(report)));
+  SG_RETURN_IF_ERROR(WriteRequestsJsonl(out_dir + "/requests.jsonl", runner.records()));
+  SG_RETURN_IF_ERROR(WriteRunAiperf(out_dir, bundle, report, runner));
+  return store.SetRunFindings(
+      report.run_id, run_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+namespace {
+
 class RunCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
@@ -90,6 +113,13 @@ class RunCommand : public Command {
         ->capture_default_str()
         ->check(Between(0, 1 << 20));
     app.add_option("--out", out_dir_, "Where the files go (default reports/<run id>)");
+    app.add_option("--shard", shard_text_,
+                   "Send slice I of N of every load step, at its planned offset (I/N, or job/N "
+                   "for JOB_COMPLETION_INDEX + 1); `merge` joins the shards")
+        ->type_name("I/N");
+    app.add_option("--start-at", start_at_text_,
+                   "Begin the plan at this instant, the same in every shard (RFC 3339 or Unix ms)")
+        ->type_name("TIME");
   }
 
   ExitCode Run(const GlobalOptions& global, console::Console& console) override {
@@ -103,6 +133,20 @@ class RunCommand : public Command {
                   ExitCode::kInvalidInput);
     if (scenario_.empty() == resume_id_.empty())
       return fail(Status::InvalidInput("give a scenario file, or --resume RUN_ID"),
+                  ExitCode::kInvalidInput);
+    if (!shard_text_.empty()) {
+      Result<load::Shard> shard = ShardOption(shard_text_);
+      if (!shard.ok()) return fail(shard.status(), ExitCode::kInvalidInput);
+      settings_.shard = *shard;
+    }
+    if (!start_at_text_.empty()) {
+      Result<int64_t> start_at = StartAtOption(start_at_text_);
+      if (!start_at.ok()) return fail(start_at.status(), ExitCode::kInvalidInput);
+      settings_.start_at_unix_ms = *start_at;
+    }
+    if (!resume_id_.empty() && (settings_.shard.count > 1 || settings_.start_at_unix_ms))
+      return fail(Status::InvalidInput("a shard is not resumed: its slots of the shared plan have "
+                                       "passed; run it again with the same --start-at"),
                   ExitCode::kInvalidInput);
     if (!resume_id_.empty() && (seed_ || !settings_.model.empty() || !settings_.only_stage.empty()))
       return fail(Status::InvalidInput("--resume continues with the run's own settings: give "
@@ -152,6 +196,13 @@ class RunCommand : public Command {
       for (const manifest::Diagnostic& d : diagnostics.Sorted())
         console.Error(d.ToString());
       return ExitCode::kInvalidInput;
+    }
+    if (settings_.shard.count > 1) {
+      const std::vector<std::string> problems =
+          scenario::ShardProblems(*bundle, settings_.shard.count);
+      for (const std::string& problem : problems)
+        console.Error(problem);
+      if (!problems.empty()) return ExitCode::kInvalidInput;
     }
     if (seed_) settings_.seed = static_cast<uint64_t>(*seed_);
     settings_.response_memory_bytes = ResponseMemoryBytes();
@@ -210,22 +261,10 @@ class RunCommand : public Command {
 
     for (const std::string& line : scenario::SummaryLines(*report))
       console.Line(line);
-    std::error_code made;
-    std::filesystem::create_directories(out_dir, made);
-    if (made)
-      return fail(Status::IoError(out_dir + ": " + made.message()), ExitCode::kRuntimeFailure);
-    const nlohmann::json run_json = scenario::RunJson(*bundle, fingerprint.value, *report);
-    Status written = WriteFileAtomically(
-        out_dir + "/run.json",
-        run_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    if (written.ok())
-      written = WriteFileAtomically(out_dir + "/stages.csv", scenario::StagesCsv(*report));
-    if (written.ok()) written = WriteRequestsJsonl(out_dir + "/requests.jsonl", runner.records());
-    if (written.ok()) written = WriteRunAiperf(out_dir, *bundle, *report, runner);
-    if (written.ok())
-      written = (*store)->SetRunFindings(
-          run_id, run_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    if (!written.ok()) return fail(written, ExitCode::kRuntimeFailure);
+    if (Status written =
+            WriteRunFiles(out_dir, *bundle, fingerprint.value, *report, runner, **store);
+        !written.ok())
+      return fail(written, ExitCode::kRuntimeFailure);
     if (Status marked = (*store)->SetRunStatus(
             run_id,
             report->interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
@@ -250,6 +289,7 @@ class RunCommand : public Command {
   std::string out_dir_;
   std::optional<int64_t> seed_;
   std::string resume_id_;
+  std::string shard_text_, start_at_text_;
   scenario::RunSettings settings_;
 };
 

@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "load/aiperf_export.h"
 #include "load/request_record.h"
+#include "load/schedule.h"
 
 namespace stagegate::cli {
 
@@ -47,5 +48,14 @@ Status WriteAiperfExport(const std::string& dir, const load::AiperfExportInput& 
 /// Wall-clock ns since the Unix epoch at the steady-clock reading `steady_ns` (SteadyClock's
 /// origin), from one reading of each clock now.
 int64_t WallNsAtSteady(int64_t steady_ns);
+
+/// `--shard`: "I/N" (load::ParseShard), or "job/N", which takes I from a Kubernetes Indexed
+/// Job's JOB_COMPLETION_INDEX (counted from 0, so I is it + 1). InvalidInput names the text, or
+/// the variable when it is missing or not an index below N.
+Result<load::Shard> ShardOption(const std::string& text);
+
+/// `--start-at`: RFC 3339 with a zone ("2026-12-02T10:00:00Z", "...T11:00:00.250+01:00") or
+/// Unix milliseconds (digits only), as Unix ms. InvalidInput quotes the text.
+Result<int64_t> StartAtOption(const std::string& text);
 
 }  // namespace stagegate::cli

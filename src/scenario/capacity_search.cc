@@ -53,7 +53,7 @@ Result<SweepResult> RunSweep(const SweepPlan& plan, const RunLevel& run_level,
     for (size_t l = 0; l < plan.levels.size() && !stop.load(); ++l) {
       SG_RETURN_IF_ERROR(run(plan.levels[l]));
       if (missed() && !first_miss) first_miss = l;
-      if (first_miss && l > *first_miss) break;
+      if (first_miss && l > *first_miss && !plan.every_level) break;
     }
   }
   // Bisection between the last pass and the first miss.

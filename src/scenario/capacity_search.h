@@ -18,6 +18,9 @@ struct SweepPlan {
   /// `bisect` levels between the last pass and the first miss.
   std::vector<double> levels;
   int64_t bisect = 0;
+  /// Every level of the list runs, whatever the ones before showed: a sharded run's plan, which
+  /// no shard may change on what it alone saw.
+  bool every_level = false;
   /// A search: from `start`, double until a level does not pass (or `max_level` passes), then
   /// bisect until the first miss is within `resolution` of the last pass (fails_at <=
   /// holds_up_to x (1 + resolution)).

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/hashing.h"
 #include "base/strings.h"
 #include "load/schedule.h"
 #include "manifest/yaml_reader.h"
@@ -15,6 +16,10 @@ std::vector<double> SweepLevels(const manifest::LoadPhase& phase) {
     return {phase.rate ? *phase.rate : static_cast<double>(phase.concurrency.value_or(1))};
   if (!phase.rate_levels.empty()) return phase.rate_levels;
   return {phase.concurrency_levels.begin(), phase.concurrency_levels.end()};
+}
+
+uint64_t StepSeed(uint64_t seed, size_t stage_index, manifest::PhaseKind kind) {
+  return Mix64(seed ^ Mix64(stage_index * 16 + static_cast<uint64_t>(kind)));
 }
 
 Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<double> level,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -24,11 +25,18 @@ struct PhaseStep {
   std::string label;                   // a fault-control step's name; "" for a load phase
   bool at_rest = false;                // the answers sampled one at a time for review
   load::LoadOptions options;
+  /// Kept in the stored phase's config beside its load (a fault probe's actuator and restore
+  /// time), so that `merge` can judge the probe again from the store.
+  nlohmann::json extra_config = nlohmann::json::object();
 };
 
 /// The levels a sweep steps through, in order (a search: where it starts); empty for other
 /// phases.
 std::vector<double> SweepLevels(const manifest::LoadPhase& phase);
+
+/// The seed a stage's phase draws its schedule from: the same on every run (and in every shard)
+/// of the scenario with `seed`.
+uint64_t StepSeed(uint64_t seed, size_t stage_index, manifest::PhaseKind kind);
 
 /// Plans `phase` at `level` (a sweep's level; nullopt for other phases, which have their own rate
 /// or concurrency). The schedule is drawn from `seed`, or for an open loop with a `trace` (the

@@ -28,6 +28,7 @@ json StepJson(const StepResult& s) {
               {"started_ns", s.started_ns},
               {"ended_ns", s.ended_ns},
               {"client_cpu_s", s.client_cpu_s}};
+  if (s.start_lag_ns > 0) out["start_lag_ms"] = static_cast<double>(s.start_lag_ns) / 1e6;
   // How late the client read what arrived: with the kernel's receive stamps it is not in the
   // latencies, but a large one says the client was busy.
   const std::optional<double> read_p99 = s.receive.ReadDelayQuantileUs(0.99);
@@ -132,49 +133,51 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
     stages.push_back(std::move(out));
     if (!stage.skipped) previous = &stage;
   }
-  return {{"schema_version", 1},
-          {"run_id", report.run_id},
-          {"scenario", scenario.name},
-          {"scenario_file", scenario.file},
-          {"fingerprint", fingerprint},
-          {"corpus_version", bundle.corpus ? json(bundle.corpus->version) : json(nullptr)},
-          {"status", report.interrupted ? "interrupted" : "complete"},
-          {"manifest",
-           {{"model", scenario.manifest.model},
-            {"model_version", scenario.manifest.model_version},
-            {"hardware", scenario.manifest.hardware},
-            {"serving_stack", scenario.manifest.serving_stack}}},
-          {"stages", stages},
-          {"quality_samples",
-           {{"at_rest", report.samples_at_rest}, {"under_load", report.samples_under_load}}},
-          {"faults",
-           {{"access_denial",
-             [&] {
-               json out = json::array();
-               for (const faults::DenialFinding& f : report.denials)
-                 out.push_back(faults::DenialToJson(f));
-               return out;
-             }()},
-            {"tool_outage",
-             [&] {
-               json out = json::array();
-               for (const faults::ToolOutageFinding& f : report.outages)
-                 out.push_back(faults::ToolOutageToJson(f));
-               return out;
-             }()}}},
-          {"telemetry",
-           [&] {
-             json sources = json::array();
-             for (const TelemetrySource& t : report.telemetry)
-               sources.push_back({{"source", t.source},
-                                  {"url", t.url},
-                                  {"scrapes", t.scrapes},
-                                  {"failures", t.failures},
-                                  {"samples", t.samples},
-                                  {"last_error", t.last_error}});
-             return sources;
-           }()},
-          {"notes", report.notes}};
+  json run = {{"schema_version", 1},
+              {"run_id", report.run_id},
+              {"scenario", scenario.name},
+              {"scenario_file", scenario.file},
+              {"fingerprint", fingerprint},
+              {"corpus_version", bundle.corpus ? json(bundle.corpus->version) : json(nullptr)},
+              {"status", report.interrupted ? "interrupted" : "complete"},
+              {"manifest",
+               {{"model", scenario.manifest.model},
+                {"model_version", scenario.manifest.model_version},
+                {"hardware", scenario.manifest.hardware},
+                {"serving_stack", scenario.manifest.serving_stack}}},
+              {"stages", stages},
+              {"quality_samples",
+               {{"at_rest", report.samples_at_rest}, {"under_load", report.samples_under_load}}},
+              {"faults",
+               {{"access_denial",
+                 [&] {
+                   json out = json::array();
+                   for (const faults::DenialFinding& f : report.denials)
+                     out.push_back(faults::DenialToJson(f));
+                   return out;
+                 }()},
+                {"tool_outage",
+                 [&] {
+                   json out = json::array();
+                   for (const faults::ToolOutageFinding& f : report.outages)
+                     out.push_back(faults::ToolOutageToJson(f));
+                   return out;
+                 }()}}},
+              {"telemetry",
+               [&] {
+                 json sources = json::array();
+                 for (const TelemetrySource& t : report.telemetry)
+                   sources.push_back({{"source", t.source},
+                                      {"url", t.url},
+                                      {"scrapes", t.scrapes},
+                                      {"failures", t.failures},
+                                      {"samples", t.samples},
+                                      {"last_error", t.last_error}});
+                 return sources;
+               }()},
+              {"notes", report.notes}};
+  if (!report.sharding.is_null()) run["sharding"] = report.sharding;
+  return run;
 }
 
 std::string StagesCsv(const RunReport& report) {

@@ -17,6 +17,8 @@
 #include "load/engine.h"
 #include "load/progress.h"
 #include "manifest/yaml_reader.h"
+#include "scenario/runner_plan.h"
+#include "scenario/shard_plan.h"
 #include "scenario/stage_requests.h"
 #include "sim/sim_server.h"
 #include "telemetry/nvml.h"
@@ -27,9 +29,6 @@ namespace {
 
 using json = nlohmann::json;
 using manifest::PhaseKind;
-
-// How long an actuator's command or HTTP call may take.
-constexpr std::chrono::milliseconds kActuatorTimeout{30000};
 
 std::string PhaseName(PhaseKind kind) {
   return manifest::NameOf(kind, manifest::kPhaseNames);
@@ -44,11 +43,6 @@ bool Judged(PhaseKind kind) {
   return kind == PhaseKind::kSteady || kind == PhaseKind::kBurst || kind == PhaseKind::kSweep;
 }
 
-// Each stage and phase draws its own schedule, the same on every run of the scenario.
-uint64_t StepSeed(uint64_t seed, size_t stage_index, PhaseKind kind) {
-  return Mix64(seed ^ Mix64(stage_index * 16 + static_cast<uint64_t>(kind)));
-}
-
 }  // namespace
 
 json SettingsToJson(const RunSettings& s) {
@@ -57,7 +51,10 @@ json SettingsToJson(const RunSettings& s) {
           {"model", s.model},
           {"only_stage", s.only_stage},
           {"seed", s.seed ? json(*s.seed) : json(nullptr)},
-          {"workers", s.workers}};
+          {"workers", s.workers},
+          {"shard", s.shard.count > 1 ? json(load::FormatShard(s.shard)) : json(nullptr)},
+          {"start_at_unix_ms", s.start_at_unix_ms ? json(*s.start_at_unix_ms) : json(nullptr)},
+          {"merged_shards", s.merged_shards}};
 }
 
 RunSettings SettingsFromJson(const json& j) {
@@ -67,6 +64,12 @@ RunSettings SettingsFromJson(const json& j) {
   s.only_stage = j.value("only_stage", "");
   if (j.contains("seed") && j["seed"].is_number_unsigned()) s.seed = j["seed"].get<uint64_t>();
   s.workers = j.value("workers", 0);
+  if (j.contains("shard") && j["shard"].is_string())
+    if (Result<load::Shard> shard = load::ParseShard(j["shard"].get<std::string>()); shard.ok())
+      s.shard = *shard;
+  if (j.contains("start_at_unix_ms") && j["start_at_unix_ms"].is_number_integer())
+    s.start_at_unix_ms = j["start_at_unix_ms"].get<int64_t>();
+  s.merged_shards = j.value("merged_shards", int64_t{0});
   return s;
 }
 
@@ -81,24 +84,6 @@ const StepResult* StageResult::Find(PhaseKind kind) const {
     if (s.step.kind == kind) return &s;
   return nullptr;
 }
-
-// Everything planned before the first request: the stages to run, each with its requests and
-// the steps of its phases (a sweep's levels are planned as they come, from the same seed).
-struct Runner::PlanStage {
-  manifest::EffectiveStage effective;
-  std::optional<StageRequests> requests;
-  std::vector<PhaseStep> steps;  // sweep: the first level only; the rest follow the results
-  bool skipped = false;
-};
-
-struct Runner::Plan {
-  Endpoint endpoint;
-  std::vector<PlanStage> stages;
-  std::unique_ptr<sim::SimServer> sim;
-  // Fault proxies in front of the tools of a target that is not our sim, by listening port: in
-  // pass mode for the whole run, so the application's tool URL works through them.
-  std::map<int64_t, std::unique_ptr<faults::FaultProxy>> proxies;
-};
 
 Runner::Runner(const manifest::Bundle& bundle, RunSettings settings, store::Store& store,
                console::Console& console, const std::atomic<bool>& stop)
@@ -184,8 +169,15 @@ Status Runner::Prepare(Plan& plan) {
     }
   }
   if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
+  if (settings_.replay) return Status::Ok();  // nothing is sent: no proxy, no application
+  if (settings_.shard.count > 1 && own_sim)
+    return Status::InvalidInput(
+        "a sharded run sends to one application from every shard: give --target-url (the "
+        "reference application runs on its own as `stagegate sim`), not a sim in each shard");
 
-  for (const auto& [port, upstream] : upstreams) {
+  // The first shard alone runs the fault controls, and so their proxies.
+  for (const auto& [port, upstream] :
+       settings_.shard.index == 0 ? upstreams : decltype(upstreams)()) {
     const size_t colon = upstream.rfind(':');
     Result<std::unique_ptr<faults::FaultProxy>> proxy = faults::FaultProxy::Start(
         upstream.substr(0, colon), static_cast<uint16_t>(std::stoi(upstream.substr(colon + 1))),
@@ -277,8 +269,21 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
                                    const load::RequestSource& source, bool measure_again,
                                    const LevelCriteria* level) {
   StepResult result{.stage = stage, .judged = step.label.empty() && Judged(step.kind)};
-  if (const store::PhaseInfo* stored = Stored(stage, step)) {
-    if (stored->status == store::PhaseStatus::kComplete && !measure_again) {
+  // A shard's load step holds its slot of the shared plan, whichever shard it is.
+  std::optional<int64_t> slot_ns;
+  if (settings_.shard.count > 1 && step.label.empty() && !step.at_rest) {
+    slot_ns = next_slot_ns_;
+    next_slot_ns_ += SlotNs(step);
+    TakeShard(step, settings_.shard);
+  }
+  const store::PhaseInfo* stored = Stored(stage, step);
+  if (settings_.replay && (!stored || stored->status != store::PhaseStatus::kComplete))
+    return Status::InvalidInput("the shards hold no complete '" + StoredName(step) +
+                                "' of stage '" + stage + "'" +
+                                (step.level ? " at " + FormatNumber(*step.level) : "") +
+                                ": a shard was interrupted or failed");
+  if (stored) {
+    if (stored->status == store::PhaseStatus::kComplete && (!measure_again || settings_.replay)) {
       std::vector<load::RequestRecord> records;
       for (const load::RequestRecord& r : resume_->records)
         if (r.phase_id == stored->id) records.push_back(r);
@@ -299,11 +304,13 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
     SG_RETURN_IF_ERROR(store_.SetPhaseStatus(stored->id, store::PhaseStatus::kSuperseded));
   }
   step.options.response_memory_bytes = settings_.response_memory_bytes;
-  const json config = {
+  json config = {
       {"closed_loop", step.closed_loop},
       {"offered_rate", step.offered_rate ? json(*step.offered_rate) : json(nullptr)},
       {"requests", step.options.requests ? json(*step.options.requests) : json(nullptr)},
       {"duration_s", step.options.duration_s ? json(*step.options.duration_s) : json(nullptr)}};
+  if (slot_ns) config["planned_start_ns"] = *slot_ns;
+  config.update(step.extra_config);
   std::string ended_early_reason;
   const int64_t planned = step.closed_loop ? step.options.requests.value_or(0)
                                            : static_cast<int64_t>(step.options.arrivals.size());
@@ -316,9 +323,11 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
        .config = config,
        .options = step.options,
        .source = source,
-       .end_early = level ? LevelController(*level, !step.closed_loop, step.options.arrivals,
-                                            planned, ended_early_reason)
-                          : StepRunner::EndEarly()});
+       .end_early = level && !settings_.sharded()
+                        ? LevelController(*level, !step.closed_loop, step.options.arrivals, planned,
+                                          ended_early_reason)
+                        : StepRunner::EndEarly(),
+       .start_ns = slot_ns});
   if (!ran.ok()) return ran.status();
   load::LoadResult& load = ran->load;
   result.phase_id = ran->phase_id;
@@ -326,6 +335,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   result.interrupted = load.interrupted;
   result.started_ns = load.started_ns;
   result.ended_ns = load.ended_ns;
+  result.start_lag_ns = load.start_lag_ns;
   result.client_cpu_s = load.client_cpu_s;
   result.receive = load.receive;
   step.options.arrivals = {};
@@ -470,7 +480,9 @@ Status Runner::RunStageSweep(const PlanStage& stage, size_t index,
     result.steps.push_back(std::move(*ran));
     return outcome;
   };
-  Result<SweepResult> sweep = RunSweep(SweepPlanOf(phase), run_level, stop_, clock_);
+  SweepPlan plan = SweepPlanOf(phase);
+  plan.every_level = settings_.sharded();
+  Result<SweepResult> sweep = RunSweep(plan, run_level, stop_, clock_);
   if (!sweep.ok()) return sweep.status();
   result.capacity = sweep->finding;
   result.sweep_levels = sweep->outcomes;
@@ -490,6 +502,24 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
   SG_RETURN_IF_ERROR(on_planned());
   run_id_ = run_id;
   origin_ns_ = clock_.NowNs();
+  RunReport report{.run_id = run_id};
+  const bool first_shard = settings_.shard.index == 0;
+  if (!settings_.replay && (settings_.shard.count > 1 || settings_.start_at_unix_ms)) {
+    // Time zero is the agreed instant: every shard's steps start at the same offsets from it.
+    const ClockAnchors anchors = ReadClockAnchors();
+    if (settings_.start_at_unix_ms)
+      origin_ns_ = anchors.steady_ns + (*settings_.start_at_unix_ms * 1'000'000 - anchors.wall_ns);
+    report.sharding = {
+        {"shard", load::FormatShard(settings_.shard)},
+        {"start_at_unix_ms",
+         settings_.start_at_unix_ms ? json(*settings_.start_at_unix_ms) : json(nullptr)},
+        {"anchors", {{"wall_ns", anchors.wall_ns}, {"steady_ns", anchors.steady_ns}}},
+        {"origin_steady_ns", origin_ns_}};
+    if (settings_.start_at_unix_ms && origin_ns_ < anchors.steady_ns)
+      console_.Line(
+          "start: " + FormatNumber(static_cast<double>(anchors.steady_ns - origin_ns_) / 1e9, 3) +
+          " s after --start-at; each step starts late by what it could not make up");
+  }
   steps_.emplace(StepRunner::Context{.run_id = run_id_,
                                      .store = store_,
                                      .console = console_,
@@ -497,11 +527,10 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
                                      .origin_ns = origin_ns_,
                                      .stop = stop_,
                                      .next_ordinal = next_ordinal_});
-  RunReport report{.run_id = run_id};
   const manifest::Scenario& scenario = bundle_.scenario;
   // Telemetry on the same clock as the requests, for the whole run; samples go to the store
   // after every step, as records do, and at the end.
-  StartTelemetry(plan, report);
+  if (first_shard && !settings_.replay) StartTelemetry(plan, report);
   size_t final_stage = 0;
   for (size_t i = 0; i < plan.stages.size(); ++i)
     if (!plan.stages[i].skipped) final_stage = i;
@@ -525,7 +554,7 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
            : bundle_.scenario.input.source == manifest::InputSource::kTrace ? "a trace"
                                                                             : "synthetic") +
           ", with no task to review");
-    if (i == final_stage && !stop_.load() && requests.task_count() > 0)
+    if (i == final_stage && !stop_.load() && requests.task_count() > 0 && first_shard)
       SG_RETURN_IF_ERROR(SampleAnswers(requests, stage_result, report));
     if (!stage_result.passed() && scenario.on_stage_failure == manifest::OnStageFailure::kStop) {
       stopped_by_policy = true;
@@ -534,209 +563,17 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
     }
     report.stages.push_back(std::move(stage_result));
   }
-  if (!stop_.load() && plan.stages[final_stage].requests)
+  // The fault controls send one request at a time, not load: the first shard alone runs them.
+  if (!first_shard)
+    report.notes.push_back("shard " + load::FormatShard(settings_.shard) +
+                           ": quality samples and fault controls are the first shard's");
+  if (!stop_.load() && plan.stages[final_stage].requests && first_shard)
     SG_RETURN_IF_ERROR(RunDenialProbes(*plan.stages[final_stage].requests, plan.endpoint, report));
-  if (!stop_.load() && plan.stages[final_stage].requests)
+  if (!stop_.load() && plan.stages[final_stage].requests && first_shard)
     SG_RETURN_IF_ERROR(RunToolOutageProbes(*plan.stages[final_stage].requests, plan, report));
   SG_RETURN_IF_ERROR(FinishTelemetry(report));
   report.interrupted = stop_.load();
   return report;
-}
-
-PhaseStep Runner::ProbeStep(std::string label, int64_t count,
-                            std::optional<int64_t> bound_ms) const {
-  // One request at a time: the probes test access control and failure handling, not load.
-  const manifest::Timeouts& timeouts = bundle_.scenario.target.timeouts;
-  PhaseStep s{
-      .kind = PhaseKind::kSteady, .level = 1, .closed_loop = true, .label = std::move(label)};
-  s.options = {.concurrency = 1,
-               .requests = count,
-               .grace_s = 5,
-               .workers = 1,
-               .timeouts = {.connect_ms = timeouts.connect_ms,
-                            .first_token_ms = bound_ms.value_or(timeouts.first_token_ms),
-                            .total_ms = bound_ms.value_or(timeouts.total_ms)}};
-  return s;
-}
-
-std::optional<std::string> Runner::TokenOf(const std::optional<manifest::Ref>& persona,
-                                           const Endpoint& endpoint) const {
-  const manifest::Corpus* corpus = bundle_.corpus ? &*bundle_.corpus : nullptr;
-  const manifest::Persona* p = corpus && persona ? corpus->FindPersona(persona->name) : nullptr;
-  return p ? PersonaToken(*p, endpoint.sim) : std::nullopt;
-}
-
-Status Runner::StoreFaultResult(const std::string& probe, const std::string& kind, int64_t phase_id,
-                                const std::string& verdict, const json& evidence) {
-  const auto text = [](const json& j) {
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-  };
-  SG_RETURN_IF_ERROR(
-      store_.AddFaultResult(run_id_, probe, kind, phase_id, verdict, text(evidence)));
-  for (const json& q : evidence["requests"])
-    SG_RETURN_IF_ERROR(store_.AddFaultRequest(run_id_, probe, kind, q["part"], q["phase_id"],
-                                              q["sequence"], q["passed"] ? "pass" : "fail",
-                                              text(q)));
-  return Status::Ok();
-}
-
-Status Runner::RunDenialProbes(const StageRequests& requests, const Endpoint& endpoint,
-                               RunReport& report) {
-  const manifest::Corpus* corpus = bundle_.corpus ? &*bundle_.corpus : nullptr;
-  std::vector<std::string> canaries;
-  if (corpus)
-    for (const manifest::Document& document : corpus->documents)
-      if (!document.canary.empty()) canaries.push_back(document.canary);
-  for (const manifest::AccessDenialProbe& probe : bundle_.scenario.faults.access_denial) {
-    if (stop_.load()) break;
-    const manifest::Task* task =
-        corpus && probe.task ? corpus->FindTask(probe.task->name) : nullptr;
-    std::optional<std::string> bearer;
-    if (probe.credentials == manifest::Credentials::kPersona)
-      bearer = TokenOf(probe.persona
-                           ? probe.persona
-                           : (task ? std::optional<manifest::Ref>(task->persona) : std::nullopt),
-                       endpoint);
-    else if (probe.credentials == manifest::Credentials::kInvalid)
-      bearer = "stagegate-invalid-token";
-    const std::string persona =
-        probe.persona ? probe.persona->name
-        : probe.credentials == manifest::Credentials::kPersona && task
-            ? task->persona.name
-            : std::string(manifest::NameOf(probe.credentials, manifest::kCredentialsNames));
-    const load::RequestSpec spec = requests.Probe(task, probe.prompt, bearer, persona);
-    Result<StepResult> attempts =
-        RunStep("faults", ProbeStep("access_denial " + probe.name, probe.repeat),
-                [&spec](int64_t) { return spec; });
-    if (!attempts.ok()) return attempts.status();
-    std::span<const load::RequestRecord> control;
-    if (probe.positive_control && !stop_.load()) {
-      const load::RequestSpec allowed =
-          requests.Probe(task, probe.prompt, TokenOf(probe.positive_control, endpoint),
-                         probe.positive_control->name);
-      Result<StepResult> checked =
-          RunStep("faults", ProbeStep("access_denial " + probe.name + " control", 1),
-                  [&allowed](int64_t) { return allowed; });
-      if (!checked.ok()) return checked.status();
-      control = RecordsOf(*checked);
-    }
-    faults::DenialFinding finding =
-        faults::JudgeDenial(probe, RecordsOf(*attempts), control, canaries);
-    SG_RETURN_IF_ERROR(StoreFaultResult(probe.name, "access_denial", attempts->phase_id,
-                                        finding.verdict, faults::DenialToJson(finding)));
-    report.denials.push_back(std::move(finding));
-  }
-  return Status::Ok();
-}
-
-Status Runner::RunToolOutageProbes(const StageRequests& requests, Plan& plan, RunReport& report) {
-  const std::vector<manifest::ToolOutageProbe>& probes = bundle_.scenario.faults.tool_outage;
-  const manifest::Corpus* corpus = bundle_.corpus ? &*bundle_.corpus : nullptr;
-  // Our sim calls its tools through a proxy of ours during these probes only: during the load
-  // its hop would add to what the tools stage measures.
-  std::unique_ptr<faults::FaultProxy> sim_proxy;
-  struct PointBack {
-    sim::SimServer* sim = nullptr;
-    ~PointBack() {
-      if (sim) sim->SetToolUrl(sim->tool_service_url());
-    }
-  } point_back;
-  const bool any_proxy = std::any_of(probes.begin(), probes.end(), [](const auto& p) {
-    return p.actuator.kind == manifest::ActuatorKind::kProxy;
-  });
-  if (plan.sim && any_proxy) {
-    Result<std::unique_ptr<faults::FaultProxy>> proxy =
-        faults::FaultProxy::Start("127.0.0.1", plan.sim->tool_port());
-    if (!proxy.ok()) return proxy.status().WithContext("starting the fault proxy");
-    sim_proxy = std::move(*proxy);
-    plan.sim->SetToolUrl(sim_proxy->url());
-    point_back.sim = plan.sim.get();
-  }
-  for (const manifest::ToolOutageProbe& probe : probes) {
-    if (stop_.load()) break;
-    const manifest::Task* task =
-        corpus && probe.task ? corpus->FindTask(probe.task->name) : nullptr;
-    const std::optional<manifest::Ref> persona =
-        probe.persona ? probe.persona
-                      : (task ? std::optional<manifest::Ref>(task->persona) : std::nullopt);
-    const load::RequestSpec spec =
-        requests.Probe(task, probe.prompt, TokenOf(persona, plan.endpoint),
-                       persona ? persona->name : std::string());
-    const load::RequestSource source = [&spec](int64_t) { return spec; };
-
-    const manifest::Actuator& a = probe.actuator;
-    faults::FaultProxy* proxy = nullptr;
-    std::unique_ptr<faults::Actuator> actuator;
-    if (a.kind == manifest::ActuatorKind::kProxy) {
-      proxy = sim_proxy ? sim_proxy.get() : plan.proxies.at(*a.listen_port).get();
-      actuator = faults::MakeProxyActuator(*proxy, a);
-    } else if (a.kind == manifest::ActuatorKind::kCommand) {
-      actuator = faults::MakeCommandActuator(a, probe.name, kActuatorTimeout);
-    } else {
-      actuator = faults::MakeHttpActuator(a, kActuatorTimeout);
-    }
-
-    // A request that hangs is cut soon after the bound it already missed.
-    const auto bound_ms = static_cast<int64_t>(std::ceil(probe.answer_within_ms)) + 1000;
-    const std::string label = "tool_outage " + probe.name;
-    faults::OutageObservation seen{.actuator = actuator->Describe()};
-    struct Part {
-      size_t first = 0, count = 0;
-      int64_t phase_id = 0;
-    } before, during, after;
-    // Measured again on a resume: the parts of a probe only mean something together.
-    const auto run_part = [&](const std::string& name, int64_t count, int64_t level,
-                              Part& part) -> Status {
-      PhaseStep step = ProbeStep(label + " " + name, count, bound_ms);
-      step.level = static_cast<double>(level);
-      Result<StepResult> result = RunStep("faults", std::move(step), source, true);
-      if (!result.ok()) return result.status();
-      if (part.count == 0) part.first = result->first_record;
-      part.count += result->record_count;
-      if (part.phase_id == 0) part.phase_id = result->phase_id;
-      return Status::Ok();
-    };
-    const int64_t connections_at_start = proxy ? proxy->connections() : 0;
-    if (probe.before > 0) SG_RETURN_IF_ERROR(run_part("before", probe.before, 1, before));
-    if (proxy && probe.before > 0)
-      seen.proxy_connections_before = proxy->connections() - connections_at_start;
-    {
-      faults::InjectedFault fault(*actuator);  // restores on every way out of this block
-      if (!stop_.load()) {
-        seen.injected = fault.Begin();
-        if (seen.injected.ok()) SG_RETURN_IF_ERROR(run_part("during", probe.during, 1, during));
-      }
-      seen.restored = fault.Restore();
-      seen.restored_ns = clock_.NowNs() - origin_ns_;
-    }
-    if (seen.injected.ok() && seen.restored.ok() && probe.after > 0 && !stop_.load()) {
-      // The `after` requests, then one at a time until the tool works or the time is up.
-      SG_RETURN_IF_ERROR(run_part("after", probe.after, 1, after));
-      const int64_t deadline_ns =
-          *seen.restored_ns + static_cast<int64_t>(probe.recover_within_s * 1e9);
-      for (int64_t level = 2; !stop_.load() && clock_.NowNs() - origin_ns_ < deadline_ns; ++level) {
-        const auto records = std::span(records_).subspan(after.first, after.count);
-        if (std::any_of(records.begin(), records.end(),
-                        [&](const auto& r) { return faults::ToolWorked(probe, r); }))
-          break;
-        SG_RETURN_IF_ERROR(run_part("after", 1, level, after));
-      }
-    }
-    seen.before = std::span(records_).subspan(before.first, before.count);
-    seen.during = std::span(records_).subspan(during.first, during.count);
-    seen.after = std::span(records_).subspan(after.first, after.count);
-    seen.interrupted = stop_.load();
-    faults::ToolOutageFinding finding = faults::JudgeToolOutage(probe, seen);
-    if (!seen.restored.ok())
-      report.notes.push_back("tool-outage probe '" + probe.name +
-                             "': the actuator could not restore, so the tool may still be down: " +
-                             seen.restored.message());
-    const int64_t phase_id = during.phase_id ? during.phase_id : before.phase_id;
-    SG_RETURN_IF_ERROR(StoreFaultResult(probe.name, "tool_outage", phase_id, finding.verdict,
-                                        faults::ToolOutageToJson(finding)));
-    report.outages.push_back(std::move(finding));
-  }
-  return Status::Ok();
 }
 
 }  // namespace stagegate::scenario

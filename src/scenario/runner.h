@@ -43,6 +43,19 @@ struct RunSettings {
   /// The client's own resource, not part of what is measured: not stored with the run, and a
   /// resumed run takes it from its command line. 0: no limit.
   int64_t response_memory_bytes = load::ResponseBudget::kDefaultLimitBytes;
+  /// `--shard I/N`: this process sends slice I of every load step, each at its planned offset
+  /// (scenario/shard_plan.h); the first shard alone samples answers, probes faults and scrapes
+  /// telemetry. `--start-at`: the run's time zero, the same wall-clock instant in every shard.
+  load::Shard shard;
+  std::optional<int64_t> start_at_unix_ms;
+  /// A run merged from this many shards (`merge`), 0 for any other.
+  int64_t merged_shards = 0;
+  /// `merge`: every step is taken from the store (ResumeFrom), nothing is sent, no application
+  /// is started; a step the store does not hold is an error. Not stored.
+  bool replay = false;
+
+  /// The plan is one of shards: every sweep level runs, and none ends early.
+  bool sharded() const { return shard.count > 1 || merged_shards > 1; }
 };
 
 /// What an interrupted run left in the store, for `run --resume`: its phases and records. A
@@ -71,6 +84,7 @@ struct StepResult {
   load::ReceiveStats receive;  // how arrivals were stamped (not kept for a resumed step)
   std::map<std::string, double> server_timing_ms;  // mean per Server-Timing entry
   size_t first_record = 0, record_count = 0;       // where its records are in Runner::records()
+  int64_t start_lag_ns = 0;      // a sharded step: how late it started against its planned offset
   int64_t expected_denials = 0;  // of its measured requests: denials the corpus expects
   /// A sweep level: thresholds, sustained load and length judged together.
   std::optional<LevelJudgement> level;
@@ -120,6 +134,9 @@ struct RunReport {
   std::vector<faults::DenialFinding> denials;      // access-denial probes, in the scenario's order
   std::vector<faults::ToolOutageFinding> outages;  // tool-outage probes, in the scenario's order
   std::vector<std::string> notes;  // facts for the reader: telemetry absent, a stage skipped...
+  /// A shard's run: its shard, start time and clock anchors; a merged run: its shards' (merge
+  /// writes it). Null for any other run.
+  nlohmann::json sharding;
 };
 
 /// Runs a scenario: its stages in order, each stage's load phases in order (warmup, steady, burst,
@@ -228,6 +245,7 @@ class Runner {
   bool input_files_read_ = false;
   const ResumeFrom* resume_ = nullptr;
   int64_t next_ordinal_ = 0;
+  int64_t next_slot_ns_ = 0;  // a sharded run: where the next load step's slot starts
 };
 
 /// run.json: the run's findings, schema version 1.

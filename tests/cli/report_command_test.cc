@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "reviewers.h"
 #include "store/sqlite.h"
 #include "test_util.h"
 
@@ -40,43 +41,6 @@ std::string ReportRun(const testing::TempDir& dir, const std::string& fault = ""
   return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
 }
 
-// Two scripted reviewers score every answer of an export: both give the same levels, which vary
-// with the answer (so that agreement can be computed), all passing the rubric.
-void ScoreAll(const testing::TempDir& dir, const std::string& run) {
-  Ran exported = testing::RunStagegate(
-      dir, {"export", run, "--reviewers", "2", "--per-item", "2", "--out", dir / "packets"});
-  REQUIRE(exported.exit_code == 0);
-  auto db = store::Database::Open(dir / "store.db");
-  REQUIRE(db.ok());
-  auto q = store::Statement::Prepare(**db, "SELECT item_id, request_id FROM review_items");
-  REQUIRE(q.ok());
-  std::map<std::string, int64_t> request_of;
-  while (q->Step())
-    request_of[q->Text(0)] = q->Int(1);
-  std::vector<std::string> files;
-  for (const char* reviewer : {"r1", "r2"}) {
-    std::string out;
-    for (const std::string& line :
-         Split(testing::ReadText(dir / ("packets/reviewer-" + std::string(reviewer) + ".jsonl")),
-               '\n')) {
-      if (line.empty()) continue;
-      json value = json::parse(line);
-      if (value.contains("item")) {
-        const int64_t level = 4 + request_of.at(value["item"]) % 2;  // 4 or 5
-        for (auto& [criterion, score] : value["scores"].items())
-          score = criterion == "permission_safety" ? 1 : level;
-        value["seconds"] = 20;
-      }
-      out += value.dump() + "\n";
-    }
-    files.push_back(dir / (std::string(reviewer) + ".jsonl"));
-    testing::WriteText(files.back(), out);
-  }
-  Ran imported = testing::RunStagegate(dir, {"import", run, files[0], files[1]});
-  INFO(imported.out << imported.err);
-  REQUIRE(imported.exit_code == 0);
-}
-
 Ran Report(const testing::TempDir& dir, const std::string& run) {
   return testing::RunStagegate(dir, {"report", run, "--out", dir / "report", "--gate"});
 }
@@ -99,7 +63,7 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][
     ++exports;
   }
   CHECK(exports == 2);
-  ScoreAll(dir, run);
+  testing::ScoreAll(dir, run);
   Ran ran = Report(dir, run);
   INFO(ran.out << ran.err);
   CHECK(ran.exit_code == 0);
@@ -184,7 +148,7 @@ TEST_CASE("a run without reviewers' scores is pending, and says what is missing"
 TEST_CASE("a leaking canary makes the run not ready, naming the probe", "[cli][report]") {
   testing::TempDir dir;
   const std::string run = ReportRun(dir, "leak-canary");
-  ScoreAll(dir, run);
+  testing::ScoreAll(dir, run);
   Ran ran = Report(dir, run);
   INFO(ran.out << ran.err);
   CHECK(ran.exit_code == 1);
@@ -274,7 +238,7 @@ TEST_CASE("every command that reads the store survives a run of each kind",
   const std::vector<std::pair<std::string, std::string>> no_optional = {
       {"  min_mean: 3\n", ""}, {"  min_pass_rate: 0.7\n", ""}};
   const std::string ready = ReportRun(dir, "", no_optional);
-  ScoreAll(dir, ready);
+  testing::ScoreAll(dir, ready);
   const std::string pending = ReportRun(dir);
   const std::string failing = ReportRun(dir, "\"500\"");
   const std::string hanging =

@@ -1,0 +1,297 @@
+// `stagegate merge OUT SHARD...`: joins the stores of a run's shards into one run, whose every
+// figure is computed again over the union of the shards' records.
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <tuple>
+
+#include "base/clock.h"
+#include "base/files.h"
+#include "base/strings.h"
+#include "cli/command.h"
+#include "cli/run_files.h"
+#include "cli/run_support.h"
+#include "cli/stored_run.h"
+#include "load/schedule.h"
+#include "scenario/runner.h"
+#include "store/store.h"
+
+namespace stagegate::cli {
+namespace {
+
+using nlohmann::json;
+
+// One shard's run, as its store keeps it.
+struct ShardRun {
+  std::string path;  // the store
+  store::RunInfo run;
+  scenario::RunSettings settings;
+  std::vector<store::PhaseInfo> phases;
+  std::vector<load::RequestRecord> records;
+};
+
+// A phase is the same step in every shard when its stage, name, level and kind agree.
+using PhaseKey = std::tuple<std::string, std::string, bool, std::optional<double>>;
+PhaseKey KeyOf(const store::PhaseInfo& p) {
+  return {p.stage, p.phase, p.at_rest, p.level};
+}
+
+// A load step every shard runs its slice of; the rest (samples, probes) the first shard alone.
+bool EveryShardRuns(const store::PhaseInfo& p) {
+  return !p.at_rest && p.stage != "faults";
+}
+
+Result<ShardRun> ReadShard(const std::string& given) {
+  const std::string path = std::filesystem::is_directory(given) ? given + "/stagegate.db" : given;
+  if (!IsRegularFile(path))
+    return Status::InvalidInput(given +
+                                ": no store there (a shard's store file, or the folder "
+                                "holding its stagegate.db)");
+  Result<std::unique_ptr<store::Store>> opened = store::Store::Open(path);
+  if (!opened.ok()) return opened.status();
+  Result<std::vector<store::RunInfo>> runs = (*opened)->ListRuns();
+  if (!runs.ok()) return runs.status();
+  for (const store::RunInfo& run : *runs) {  // newest first
+    scenario::RunSettings settings = scenario::SettingsFromJson(
+        json::parse(run.settings_json, nullptr, /*allow_exceptions=*/false));
+    if (settings.shard.count <= 1) continue;
+    ShardRun shard{.path = path, .run = run, .settings = std::move(settings)};
+    Result<std::vector<store::PhaseInfo>> phases = (*opened)->ListPhases(run.id);
+    if (!phases.ok()) return phases.status();
+    Result<std::vector<load::RequestRecord>> records = (*opened)->ListRequests(run.id);
+    if (!records.ok()) return records.status();
+    std::erase_if(*phases, [](const store::PhaseInfo& p) {
+      return p.status == store::PhaseStatus::kSuperseded;
+    });
+    shard.phases = std::move(*phases);
+    shard.records = std::move(*records);
+    return shard;
+  }
+  return Status::InvalidInput(path + ": holds no run of a shard (run with --shard I/N)");
+}
+
+// Refuses shards that are not the N slices of one plan, naming what is wrong.
+Status CheckShards(const std::vector<ShardRun>& shards) {
+  const ShardRun& first = shards.front();
+  const int64_t n = first.settings.shard.count;
+  std::vector<std::string> problems;
+  std::map<int64_t, std::string> seen;
+  for (const ShardRun& s : shards) {
+    const std::string name =
+        s.path + " (run " + s.run.id + ", shard " + load::FormatShard(s.settings.shard) + ")";
+    if (s.run.fingerprint != first.run.fingerprint)
+      problems.push_back(name + ": its scenario, corpus or rubric differs from " + first.path +
+                         "'s (fingerprint " + s.run.fingerprint.substr(0, 12) + " against " +
+                         first.run.fingerprint.substr(0, 12) + ")");
+    if (s.settings.shard.count != n)
+      problems.push_back(name + ": one of " + std::to_string(s.settings.shard.count) +
+                         " shards, where " + first.path + " is one of " + std::to_string(n));
+    if (s.settings.start_at_unix_ms != first.settings.start_at_unix_ms)
+      problems.push_back(name + ": --start-at differs from " + first.path + "'s");
+    if (s.settings.seed != first.settings.seed ||
+        s.settings.only_stage != first.settings.only_stage)
+      problems.push_back(name + ": --seed or --only-stage differs from " + first.path + "'s");
+    if (auto [at, added] = seen.emplace(s.settings.shard.index, s.path); !added)
+      problems.push_back(name + ": shard " + load::FormatShard(s.settings.shard) +
+                         " is given twice (also " + at->second + ")");
+  }
+  if (problems.empty())
+    for (int64_t i = 0; i < n; ++i)
+      if (!seen.contains(i))
+        problems.push_back("shard " + load::FormatShard({.index = i, .count = n}) +
+                           " is missing: give all " + std::to_string(n) + " shards");
+  return problems.empty() ? Status::Ok() : Status::InvalidInput(Join(problems, "\n"));
+}
+
+// What each shard's run said of its timing: its anchors, and each step that started late.
+json ShardingOf(const std::vector<ShardRun>& shards) {
+  json out = {{"merged_shards", shards.size()},
+              {"start_at_unix_ms", shards.front().settings.start_at_unix_ms
+                                       ? json(*shards.front().settings.start_at_unix_ms)
+                                       : json(nullptr)},
+              {"shards", json::array()}};
+  for (const ShardRun& s : shards) {
+    const json findings = json::parse(s.run.findings_json, nullptr, false);
+    json late = json::array();
+    double most = 0;
+    if (findings.is_object() && findings.contains("stages") && findings["stages"].is_array())
+      for (const json& stage : findings["stages"])
+        if (stage.contains("steps") && stage["steps"].is_array())
+          for (const json& step : stage["steps"])
+            if (step.contains("start_lag_ms") && step["start_lag_ms"].is_number()) {
+              most = std::max(most, step["start_lag_ms"].get<double>());
+              late.push_back({{"stage", step.value("stage", "")},
+                              {"phase", step.value("phase", "")},
+                              {"level", step.value("level", json(nullptr))},
+                              {"start_lag_ms", step["start_lag_ms"]}});
+            }
+    out["shards"].push_back(
+        {{"shard", load::FormatShard(s.settings.shard)},
+         {"run_id", s.run.id},
+         {"store", s.path},
+         {"status", store::RunStatusName(s.run.status)},
+         {"requests", s.records.size()},
+         {"clock", findings.is_object() && findings.contains("sharding") ? findings["sharding"]
+                                                                         : json(nullptr)},
+         {"max_start_lag_ms", most},
+         {"late_steps", late}});
+  }
+  return out;
+}
+
+class MergeCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("out", out_dir_, "Folder for the merged run's files")->required();
+    app.add_option("shards", shard_paths_,
+                   "Each shard's store (a .db file, or the folder holding stagegate.db)")
+        ->required();
+  }
+
+  ExitCode Run(const GlobalOptions& global, console::Console& console) override {
+    std::sort(shard_paths_.begin(), shard_paths_.end());
+    std::vector<ShardRun> shards;
+    for (const std::string& path : shard_paths_) {
+      Result<ShardRun> shard = ReadShard(path);
+      if (!shard.ok()) return Fail(console, "merge", shard.status());
+      shards.push_back(std::move(*shard));
+    }
+    std::sort(shards.begin(), shards.end(), [](const ShardRun& a, const ShardRun& b) {
+      return a.settings.shard.index < b.settings.shard.index;
+    });
+    if (Status checked = CheckShards(shards); !checked.ok()) return Fail(console, "merge", checked);
+    const ShardRun& first = shards.front();
+    std::string problem;
+    std::optional<manifest::Bundle> bundle = RunBundle(first.run, problem);
+    if (!bundle) return Fail(console, "merge", Status::InvalidInput(problem));
+    Result<std::unique_ptr<store::Store>> opened = store::Store::Open(global.db_path);
+    if (!opened.ok()) return Fail(console, "merge", opened.status());
+    store::Store& store = **opened;
+
+    scenario::RunSettings settings = first.settings;
+    settings.shard = {};
+    settings.merged_shards = static_cast<int64_t>(shards.size());
+    store::RunInfo run = first.run;
+    run.id = NewRunId("run");
+    run.settings_json = scenario::SettingsToJson(settings).dump();
+    run.findings_json = "{}";
+    run.status = store::RunStatus::kRunning;
+    run.finished_unix_ms.reset();
+    if (Status created = store.CreateRun(run); !created.ok())
+      return Fail(console, "merge", created);
+    Result<scenario::ResumeFrom> merged = MergeInto(store, run.id, shards);
+    if (!merged.ok()) return Fail(console, "merge", merged.status());
+
+    settings.replay = true;
+    std::atomic<bool> stop{false};
+    scenario::Runner runner(*bundle, settings, store, console, stop);
+    Result<scenario::RunReport> report = runner.Run(
+        run.id, [] { return Status::Ok(); }, &*merged);
+    if (!report.ok()) {
+      (void)store.SetRunStatus(run.id, store::RunStatus::kFailed, WallUnixMs());
+      return Fail(console, "merge", report.status());
+    }
+    report->sharding = ShardingOf(shards);
+    for (const json& s : report->sharding["shards"])
+      if (s["max_start_lag_ms"].get<double>() > 0)
+        report->notes.push_back("shard " + s["shard"].get<std::string>() + " started " +
+                                std::to_string(s["late_steps"].size()) +
+                                " step(s) late, by up to " +
+                                FormatNumber(s["max_start_lag_ms"].get<double>(), 1) + " ms");
+    for (const std::string& line : scenario::SummaryLines(*report))
+      console.Line(line);
+    if (Status written = WriteRunFiles(out_dir_, *bundle, run.fingerprint, *report, runner, store);
+        !written.ok())
+      return Fail(console, "merge", written);
+    const bool interrupted = std::any_of(shards.begin(), shards.end(), [](const ShardRun& s) {
+      return s.run.status != store::RunStatus::kComplete;
+    });
+    if (Status marked = store.SetRunStatus(
+            run.id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
+            WallUnixMs());
+        !marked.ok())
+      return Fail(console, "merge", marked);
+    Result<std::optional<store::RunInfo>> stored = store.FindRun(run.id);
+    if (!stored.ok() || !*stored) return Fail(console, "merge", stored.status());
+    std::vector<std::string> written;
+    if (Status reported =
+            WriteReportFiles(store, **stored, &*bundle, out_dir_, {}, written, console);
+        !reported.ok())
+      return Fail(console, "merge", reported);
+    console.Line("run " + run.id + ": " + std::to_string(shards.size()) + " shards, " +
+                 std::to_string(runner.records().size()) + " requests; store " + global.db_path);
+    console.Line(out_dir_ + "/run.json");
+    return ExitCode::kOk;
+  }
+
+ private:
+  // Writes the shards' phases (one per step, over every shard's slice) and records into the
+  // merged run, and returns them for the runner to take every step from.
+  static Result<scenario::ResumeFrom> MergeInto(store::Store& store, const std::string& run_id,
+                                                const std::vector<ShardRun>& shards) {
+    // Each step's phase in each shard that has it, as (shard, phase).
+    std::map<PhaseKey, std::vector<std::pair<size_t, const store::PhaseInfo*>>> by_key;
+    std::vector<PhaseKey> order;  // the first shard's order, then any the others have beyond it
+    for (size_t s = 0; s < shards.size(); ++s)
+      for (const store::PhaseInfo& p : shards[s].phases) {
+        auto& same = by_key[KeyOf(p)];
+        if (same.empty()) order.push_back(KeyOf(p));
+        same.push_back({s, &p});
+      }
+    scenario::ResumeFrom merged;
+    std::map<std::pair<size_t, int64_t>, int64_t> new_id;  // (shard, old phase id) -> new id
+    for (const PhaseKey& key : order) {
+      const auto& same = by_key[key];
+      store::PhaseInfo phase = *same.front().second;
+      phase.run_id = run_id;
+      phase.ordinal = static_cast<int64_t>(merged.phases.size());
+      const bool whole = !EveryShardRuns(phase) || same.size() == shards.size();
+      bool complete = whole;
+      for (const auto& [s, p] : same) {
+        complete = complete && p->status == store::PhaseStatus::kComplete;
+        if (p->started_ns)
+          phase.started_ns = std::min(phase.started_ns.value_or(*p->started_ns), *p->started_ns);
+        if (p->ended_ns)
+          phase.ended_ns = std::max(phase.ended_ns.value_or(*p->ended_ns), *p->ended_ns);
+      }
+      phase.status = complete ? store::PhaseStatus::kComplete : store::PhaseStatus::kInterrupted;
+      Result<int64_t> id = store.AddPhase(phase);
+      if (!id.ok()) return id.status();
+      phase.id = *id;
+      SG_RETURN_IF_ERROR(store.FinishPhase(phase.id, phase.started_ns.value_or(0),
+                                           phase.ended_ns.value_or(0), phase.status));
+      for (const auto& [s, p] : same)
+        new_id[{s, p->id}] = phase.id;
+      merged.phases.push_back(std::move(phase));
+    }
+    std::map<int64_t, int64_t> ordinal_of;
+    for (const store::PhaseInfo& p : merged.phases)
+      ordinal_of[p.id] = p.ordinal;
+    for (size_t s = 0; s < shards.size(); ++s)
+      for (load::RequestRecord r : shards[s].records) {
+        r.run_id = run_id;
+        r.phase_id = new_id.at({s, r.phase_id});
+        merged.records.push_back(std::move(r));
+      }
+    std::stable_sort(merged.records.begin(), merged.records.end(),
+                     [&](const load::RequestRecord& a, const load::RequestRecord& b) {
+                       return std::pair(ordinal_of[a.phase_id], a.sequence) <
+                              std::pair(ordinal_of[b.phase_id], b.sequence);
+                     });
+    SG_RETURN_IF_ERROR(store.AddRequestsInBatches(merged.records));
+    return merged;
+  }
+
+  std::string out_dir_;
+  std::vector<std::string> shard_paths_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeMergeCommand() {
+  return std::make_unique<MergeCommand>();
+}
+
+}  // namespace stagegate::cli

@@ -1,0 +1,344 @@
+// An Indexed Job emulated on one machine: three `run --shard job/3` processes, each with its own
+// JOB_COMPLETION_INDEX and store, the same --start-at, one reference application as target, then
+// `merge`. The merged run is checked against the shards' own records and against an unsharded
+// run of the same scenario; `merge` refuses shards that are not the slices of one plan.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/files.h"
+#include "manifest/bundle.h"
+#include "recompute.h"
+#include "reviewers.h"
+#include "scenario/phase_plan.h"
+#include "sim/profile.h"
+#include "sim/sim_server.h"
+#include "store/sqlite.h"
+#include "test_util.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+using testing::Ran;
+
+// A loopback port nothing listens on now.
+uint16_t FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{.sin_family = AF_INET, .sin_port = 0, .sin_addr = {htonl(INADDR_LOOPBACK)}};
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  socklen_t size = sizeof address;
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// Starts `stagegate ARGS` as a pod of an Indexed Job would run it: JOB_COMPLETION_INDEX set,
+// its output in DIR/<name>.out and .err.
+pid_t SpawnPod(const testing::TempDir& dir, const std::string& name, int index,
+               std::vector<std::string> args) {
+  args.insert(args.begin(), STAGEGATE_BINARY);
+  std::vector<char*> argv;
+  for (std::string& arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_text = {"JOB_COMPLETION_INDEX=" + std::to_string(index)};
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("JOB_COMPLETION_INDEX=", 0) != 0) env_text.push_back(*e);
+  std::vector<char*> envp;
+  for (std::string& e : env_text)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const std::string out = dir / (name + ".out"), err = dir / (name + ".err");
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  REQUIRE(posix_spawn(&pid, STAGEGATE_BINARY, &actions, nullptr, argv.data(), envp.data()) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+std::vector<json> ReadLines(const std::string& path) {
+  std::vector<json> lines;
+  std::istringstream in(testing::ReadText(path));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(json::parse(line));
+  return lines;
+}
+
+// A load step of a run, by stage, phase and level.
+using StepKey = std::tuple<std::string, std::string, double>;
+StepKey KeyOf(const json& step) {
+  return {step["stage"], step["phase"],
+          step["level"].is_number() ? step["level"].get<double>() : 0};
+}
+
+// Each load step of an output folder's run: its phase id and its schedule as sent, as
+// (sequence, intended time from the step's start).
+struct Sent {
+  std::map<StepKey, std::set<std::pair<int64_t, int64_t>>> schedule;
+  std::map<StepKey, json> steps;  // run.json's step
+};
+
+Sent ReadSent(const std::string& out) {
+  const json run = json::parse(testing::ReadText(out + "/run.json"));
+  std::map<int64_t, std::pair<StepKey, int64_t>> phase;  // id -> (step, started_ns)
+  Sent sent;
+  for (const json& stage : run["stages"])
+    for (const json& step : stage["steps"]) {
+      phase[step["phase_id"]] = {KeyOf(step), step["started_ns"]};
+      sent.steps[KeyOf(step)] = step;
+    }
+  for (const json& r : ReadLines(out + "/requests.jsonl")) {
+    const auto found = phase.find(r["phase_id"]);
+    if (found == phase.end()) continue;  // a fault probe or the answers at rest
+    const auto& [key, started] = found->second;
+    sent.schedule[key].insert({r["sequence"], r["times_ns"]["intended"].get<int64_t>() - started});
+  }
+  return sent;
+}
+
+TEST_CASE("three shards of a run, started together and merged, are the unsharded run",
+          "[cli][shard][serial]") {
+  testing::TempDir dir;
+  // The application all shards send to, calling its tools through the fault proxy that the
+  // first shard runs for the tool-outage probe.
+  manifest::Diagnostics diagnostics;
+  const uint16_t proxy_port = FreePort();
+  std::string scenario = testing::ReadText(testing::Testdata("run/report.yaml"));
+  scenario = testing::ReplaceAll(scenario, "../../../", testing::SourcePath(""));
+  scenario = testing::ReplaceAll(scenario, "sim_profile: report-sim.yaml",
+                                 "sim_profile: " + testing::Testdata("run/report-sim.yaml"));
+  // A closed loop of one cannot be split in three, nor ends at a known time.
+  scenario = testing::ReplaceAll(scenario, "warmup:   {concurrency: 1, requests: 2}",
+                                 "warmup:   {rate: 4, duration_s: 0.5}");
+  std::optional<manifest::Bundle> bundle;
+  {
+    testing::WriteText(dir / "report.yaml", scenario);
+    bundle = manifest::LoadBundle(dir / "report.yaml", diagnostics);
+    REQUIRE(bundle);
+  }
+  std::optional<sim::SimProfile> profile =
+      sim::LoadSimProfile(testing::Testdata("run/report-sim.yaml"), diagnostics);
+  REQUIRE(profile);
+  Result<std::unique_ptr<sim::SimServer>> sim =
+      sim::SimServer::Start({.tool_url = "http://127.0.0.1:" + std::to_string(proxy_port),
+                             .profile = *profile,
+                             .corpus = &*bundle->corpus});
+  REQUIRE(sim.ok());
+  scenario = testing::ReplaceAll(
+      scenario, "actuator: {kind: proxy, mode: refuse}",
+      "actuator: {kind: proxy, mode: refuse, listen_port: " + std::to_string(proxy_port) +
+          ", upstream: \"127.0.0.1:" + std::to_string((*sim)->tool_port()) + "\"}");
+  testing::WriteText(dir / "report.yaml", scenario);
+  const std::string url = (*sim)->base_url();
+
+  SECTION("a scenario a shard cannot split is refused with the place of each problem") {
+    const std::string original = testing::ReadText(testing::Testdata("run/report.yaml"));
+    testing::WriteText(dir / "closed.yaml",
+                       testing::ReplaceAll(original, "../../../", testing::SourcePath("")));
+    testing::WriteText(
+        dir / "closed.yaml",
+        testing::ReplaceAll(testing::ReadText(dir / "closed.yaml"), "sim_profile: report-sim.yaml",
+                            "sim_profile: " + testing::Testdata("run/report-sim.yaml")));
+    Ran ran = testing::RunStagegate(
+        dir, {"run", dir / "closed.yaml", "--shard", "1/3", "--target-url", url});
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find("closed.yaml:30:13: warmup: a run in 3 shards starts every phase at the "
+                       "same planned offset") != std::string::npos);
+    CHECK(ran.err.find("concurrency 1 is below 3") != std::string::npos);
+    // Without an application of their own, shards would each measure a different one.
+    ran = testing::RunStagegate(dir, {"run", dir / "report.yaml", "--shard", "2/3"});
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find("give --target-url") != std::string::npos);
+    unsetenv("JOB_COMPLETION_INDEX");
+    ran = testing::RunStagegate(
+        dir, {"run", dir / "report.yaml", "--shard", "job/3", "--target-url", url});
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find("JOB_COMPLETION_INDEX is not set") != std::string::npos);
+    ran = testing::RunStagegate(dir, {"run", dir / "report.yaml", "--shard", "1/3", "--start-at",
+                                      "tomorrow", "--target-url", url});
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find("--start-at 'tomorrow': expected RFC 3339") != std::string::npos);
+  }
+
+  SECTION("the merged run holds every shard's records, and every figure over their union") {
+    // The pods of the Indexed Job, two seconds from now on the wall clock.
+    const std::string start_at = std::to_string(WallUnixMs() + 2000);
+    std::vector<pid_t> pods;
+    for (int i = 0; i < 3; ++i) {
+      const std::string shard = dir / ("shard-" + std::to_string(i + 1));
+      pods.push_back(SpawnPod(
+          dir, "shard-" + std::to_string(i + 1), i,
+          {"--quiet", "--db", shard + "/stagegate.db", "run", dir / "report.yaml", "--shard",
+           "job/3", "--start-at", start_at, "--target-url", url, "--out", shard}));
+    }
+    for (size_t i = 0; i < pods.size(); ++i) {
+      int status = 0;
+      waitpid(pods[i], &status, 0);
+      INFO(testing::ReadText(dir / ("shard-" + std::to_string(i + 1) + ".err")));
+      REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    }
+    Ran merged = testing::RunStagegate(
+        dir, {"merge", dir / "merged", dir / "shard-3", dir / "shard-1", dir / "shard-2"});
+    INFO(merged.out << merged.err);
+    REQUIRE(merged.exit_code == 0);
+    Ran unsharded = testing::RunStagegate(
+        dir, {"--quiet", "run", dir / "report.yaml", "--target-url", url, "--out", dir / "whole"});
+    INFO(unsharded.err);
+    REQUIRE(unsharded.exit_code == 0);
+
+    std::vector<Sent> shards;
+    for (int i = 1; i <= 3; ++i)
+      shards.push_back(ReadSent(dir / ("shard-" + std::to_string(i))));
+    const Sent whole = ReadSent(dir / "whole");
+    const Sent joined = ReadSent(dir / "merged");
+    // Each shard was one of three, at the same instant.
+    const json first = json::parse(testing::ReadText(dir / "shard-1/run.json"))["sharding"];
+    CHECK(first["shard"] == "1/3");
+    CHECK(std::to_string(first["start_at_unix_ms"].get<int64_t>()) == start_at);
+
+    // The plan, as the scenario draws it: every load step's schedule.
+    std::map<StepKey, std::set<std::pair<int64_t, int64_t>>> plan;
+    for (const manifest::LoadPhase& phase : bundle->scenario.phases) {
+      std::vector<std::optional<double>> levels = {std::nullopt};
+      if (phase.kind == manifest::PhaseKind::kSweep)
+        levels.assign(phase.rate_levels.begin(), phase.rate_levels.end());
+      for (const std::optional<double>& level : levels) {
+        Result<scenario::PhaseStep> step = scenario::PlanPhase(
+            phase, level, scenario::StepSeed(bundle->scenario.seed, 0, phase.kind),
+            bundle->scenario.target.timeouts, 0);
+        REQUIRE(step.ok());
+        auto& arrivals =
+            plan[{"full", std::string(manifest::NameOf(phase.kind, manifest::kPhaseNames)),
+                  step->level.value_or(0)}];
+        for (const load::Arrival& a : step->options.arrivals)
+          arrivals.insert({a.sequence, a.intended_ns});
+      }
+    }
+    // warmup, steady, burst, two sweep levels, overload, recovery
+    REQUIRE(plan.size() == 7);
+    CHECK(joined.schedule.size() == 7);
+    // The shards' schedules are disjoint, and together the plan, time for time; so is the
+    // unsharded run's, but for a sweep level it ended once decided.
+    for (const auto& [key, planned] : plan) {
+      INFO(std::get<1>(key) << " " << std::get<2>(key));
+      std::set<std::pair<int64_t, int64_t>> together;
+      size_t sum = 0;
+      for (const Sent& s : shards) {
+        if (!s.schedule.contains(key)) continue;  // a shard may have no part of a short one
+        const auto& part = s.schedule.at(key);
+        sum += part.size();
+        together.insert(part.begin(), part.end());
+        CHECK(part.size() < planned.size());
+      }
+      CHECK(sum == together.size());
+      CHECK(together == planned);
+      REQUIRE(whole.schedule.contains(key));
+      const auto& unsharded = whole.schedule.at(key);
+      if (std::get<1>(key) == "sweep")
+        CHECK(std::includes(planned.begin(), planned.end(), unsharded.begin(), unsharded.end()));
+      else
+        CHECK(unsharded == planned);
+    }
+
+    // Counts are the shards' sums; percentiles are over the union of their records.
+    std::map<StepKey, std::vector<json>> records;
+    for (int i = 1; i <= 3; ++i) {
+      const json run =
+          json::parse(testing::ReadText(dir / ("shard-" + std::to_string(i)) + "/run.json"));
+      std::map<int64_t, StepKey> phase;
+      for (const json& step : run["stages"][0]["steps"])
+        phase[step["phase_id"]] = KeyOf(step);
+      for (const json& r : ReadLines(dir / ("shard-" + std::to_string(i)) + "/requests.jsonl"))
+        if (phase.contains(r["phase_id"])) records[phase.at(r["phase_id"])].push_back(r);
+    }
+    int judged = 0;
+    for (const auto& [key, step] : joined.steps) {
+      if (std::get<1>(key) == "warmup") continue;
+      INFO(std::get<1>(key) << " " << std::get<2>(key));
+      const std::vector<json>& rs = records.at(key);
+      int64_t offered = 0;
+      std::map<std::string, int64_t> outcomes;
+      std::vector<double> ttft, e2e;
+      for (const json& r : rs) {
+        ++offered;
+        ++outcomes[r["outcome"]];
+        if (r["outcome"] != "ok") continue;
+        ttft.push_back(r["latency_ms"]["ttft"].get<double>());
+        e2e.push_back(r["latency_ms"]["e2e"].get<double>());
+      }
+      CHECK(step["requests"]["offered"] == offered);
+      for (const auto& [outcome, count] : outcomes)
+        CHECK(step["requests"]["outcomes"][outcome] == count);
+      REQUIRE(ttft.size() >= 3);
+      const auto near = [](double v) { return Approx(v).epsilon(1e-9).margin(1e-6); };
+      for (const double p : {50.0, 95.0, 99.0}) {
+        const std::string name = "p" + std::to_string(static_cast<int>(p));
+        CHECK(step["metrics"]["ttft_ms"][name].get<double>() ==
+              near(testing::LinearPercentile(ttft, p)));
+        CHECK(step["metrics"]["e2e_ms"][name].get<double>() ==
+              near(testing::LinearPercentile(e2e, p)));
+      }
+      ++judged;
+    }
+    CHECK(judged == 6);
+
+    // The merged run is a run like any: its gate, scored by reviewers, says what the unsharded
+    // run's says.
+    const std::string merged_id = json::parse(testing::ReadText(dir / "merged/run.json"))["run_id"];
+    const std::string whole_id = json::parse(testing::ReadText(dir / "whole/run.json"))["run_id"];
+    CHECK(IsRegularFile(dir / "merged/report.html"));
+    for (const std::string& run : {merged_id, whole_id}) {
+      testing::ScoreAll(dir, run);
+      Ran gate = testing::RunStagegate(dir, {"report", run, "--out", dir / run, "--gate"});
+      INFO(run << "\n" << gate.out << gate.err);
+      CHECK(gate.exit_code == 0);
+      CHECK(gate.out.rfind("verdict: ready\n", 0) == 0);
+    }
+
+    // Refused: a shard missing, a shard twice, a shard of another scenario.
+    Ran missing =
+        testing::RunStagegate(dir, {"merge", dir / "m2", dir / "shard-1", dir / "shard-2"});
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find("shard 3/3 is missing: give all 3 shards") != std::string::npos);
+    Ran twice = testing::RunStagegate(
+        dir, {"merge", dir / "m2", dir / "shard-1", dir / "shard-2", dir / "shard-2"});
+    CHECK(twice.exit_code == 2);
+    CHECK(twice.err.find("shard 2/3 is given twice") != std::string::npos);
+    {
+      auto db = store::Database::Open(dir / "shard-3/stagegate.db");
+      REQUIRE(db.ok());
+      REQUIRE((*db)->Exec("UPDATE runs SET fingerprint = 'f00d' || fingerprint").ok());
+    }
+    Ran other = testing::RunStagegate(
+        dir, {"merge", dir / "m2", dir / "shard-1", dir / "shard-2", dir / "shard-3"});
+    CHECK(other.exit_code == 2);
+    CHECK(other.err.find("its scenario, corpus or rubric differs") != std::string::npos);
+    CHECK_FALSE(IsRegularFile(dir / "m2/run.json"));
+  }
+}
+
+}  // namespace
+}  // namespace stagegate::cli
