@@ -79,5 +79,6 @@ std::unique_ptr<Command> MakeTriageCommand();
 std::unique_ptr<Command> MakeReportCommand();
 std::unique_ptr<Command> MakeRunsCommand();
 std::unique_ptr<Command> MakeCompareCommand();
+std::unique_ptr<Command> MakeK8sCommand();
 
 }  // namespace stagegate::cli

@@ -59,6 +59,10 @@ const std::vector<CommandEntry>& Commands() {
        "Classify every request of a run for support: slow, wrong, tool-failure, denied, shed, "
        "error or ok, with its evidence and trace id",
        MakeTriageCommand},
+      {"k8s",
+       "Print the Kubernetes objects that run a scenario as N shards starting together, one pod "
+       "each, and merge their results (kubectl apply -f -)",
+       MakeK8sCommand},
   };
   return kCommands;
 }
