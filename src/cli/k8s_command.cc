@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/k8s_manifests.h"
 #include "manifest/bundle.h"
+#include "scenario/shard_plan.h"
 #include "scenario/stage_requests.h"
 #include "sim/profile.h"
 
@@ -304,6 +305,10 @@ class K8sCommand : public Command {
                    "Seconds after the start that the merge waits for every shard's run.json")
         ->capture_default_str()
         ->check(Between(60, 7 * 86400));
+    app.add_option("--target-url", plan_.target_url,
+                   "The application every shard sends to (http://host:port), instead of the "
+                   "scenario's target; needed when that is the built-in sim")
+        ->check(HttpUrl());
     app.add_flag("--in-image", in_image_,
                  "The image carries the scenario and its files under /work, laid out as on disk "
                  "(as the Dockerfile copies scenarios/, corpus/ and rubrics/): no ConfigMap");
@@ -326,6 +331,17 @@ class K8sCommand : public Command {
                     scenario_ + " and the files it names");
       return ExitCode::kInvalidInput;
     }
+    // What every shard would refuse before sending anything, refused now.
+    std::vector<std::string> problems;
+    if (plan_.shards > 1) problems = scenario::ShardProblems(*bundle, plan_.shards);
+    if (plan_.shards > 1 && bundle->scenario.target.kind == TargetKind::kSim &&
+        plan_.target_url.empty())
+      problems.push_back("stagegate k8s: " + scenario_ +
+                         " targets the built-in sim: give --target-url, the one application "
+                         "every shard sends to (e.g. a Service running `stagegate sim`)");
+    for (const std::string& problem : problems)
+      console.Error(problem);
+    if (!problems.empty()) return ExitCode::kInvalidInput;
     Result<Layout> layout = LayOut(bundle->scenario, !in_image_);
     if (!layout.ok()) {
       for (const std::string& line : Split(layout.status().message(), '\n'))

@@ -187,8 +187,9 @@ std::string ShardScript(const K8sPlan& plan) {
          "fi\n"
          "exec stagegate --db \"$dir/stagegate.db\" run " +
          ShellWord(plan.scenario) + " --shard job/" + std::to_string(plan.shards) + " --start-at " +
-         Rfc3339Utc(plan.start_unix_s) + " --workers " + std::to_string(plan.workers) +
-         " --out \"$dir\"\n";
+         Rfc3339Utc(plan.start_unix_s) +
+         (plan.target_url.empty() ? "" : " --target-url " + ShellWord(plan.target_url)) +
+         " --workers " + std::to_string(plan.workers) + " --out \"$dir\"\n";
 }
 
 void ShardPodSpec(YAML::Emitter& e, const K8sPlan& plan) {

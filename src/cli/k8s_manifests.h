@@ -33,6 +33,7 @@ struct K8sPlan {
   std::string image;              // holds /usr/local/bin/stagegate (and, with no files, the bundle)
   int64_t shards = 1;             // pods of the Indexed Job
   std::string scenario;           // the scenario's path in the pod
+  std::string target_url;         // every shard's --target-url; "": the scenario's target
   std::vector<BundleFile> files;  // empty: no ConfigMap; the image carries the bundle
   std::vector<SecretEnv> secrets;
   int64_t start_unix_s = 0;        // the instant every shard begins its plan

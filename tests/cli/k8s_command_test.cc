@@ -57,8 +57,9 @@ std::map<std::string, std::string> BundleItems(const YAML::Node& shard_job) {
 TEST_CASE("k8s prints a ConfigMap, a volume claim, the shards' Indexed Job and a merge Job",
           "[cli][k8s]") {
   const int64_t before_s = WallUnixMs() / 1000;
-  Invocation run = Invoke({"k8s", SourcePath("scenarios/demo.yaml"), "--shards", "3", "--image",
-                           "registry.example/stagegate:1.0"});
+  Invocation run =
+      Invoke({"k8s", SourcePath("scenarios/sharded.yaml"), "--shards", "3", "--target-url",
+              "http://app:8000", "--image", "registry.example/stagegate:1.0"});
   const int64_t after_s = WallUnixMs() / 1000;
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
@@ -72,7 +73,7 @@ TEST_CASE("k8s prints a ConfigMap, a volume claim, the shards' Indexed Job and a
 
   // The default name: the scenario's, then the start's month, day and time.
   const std::string name = Text(docs[2]["metadata"]["name"]);
-  CHECK(std::regex_match(name, std::regex("demo-[0-9]{4}-[0-9]{6}")));
+  CHECK(std::regex_match(name, std::regex("demo-sharded-[0-9]{4}-[0-9]{6}")));
   CHECK(Text(docs[0]["metadata"]["name"]) == name + "-bundle");
   CHECK(Text(docs[1]["metadata"]["name"]) == name + "-results");
   CHECK(Text(docs[3]["metadata"]["name"]) == name + "-merge");
@@ -128,9 +129,9 @@ TEST_CASE("k8s prints a ConfigMap, a volume claim, the shards' Indexed Job and a
             "-results or choose another --name\" >&2\n"
             "  exit 2\n"
             "fi\n"
-            "exec stagegate --db \"$dir/stagegate.db\" run /work/bundle/scenarios/demo.yaml "
+            "exec stagegate --db \"$dir/stagegate.db\" run /work/bundle/scenarios/sharded.yaml "
             "--shard job/3 --start-at " +
-            std::string(start[1]) + " --workers 2 --out \"$dir\"\n");
+            std::string(start[1]) + " --target-url http://app:8000 --workers 2 --out \"$dir\"\n");
   CHECK(run.err.find(" start at " + std::string(start[1]) + " (in 120 s)") != std::string::npos);
   const std::string merge = Script(docs[3]);
   CHECK(merge.find("deadline=" + std::to_string(start_s + 3600) + "\n") != std::string::npos);
@@ -159,8 +160,9 @@ TEST_CASE("k8s prints a ConfigMap, a volume claim, the shards' Indexed Job and a
 }
 
 TEST_CASE("k8s puts the scenario's files in the ConfigMap, laid out as on disk", "[cli][k8s]") {
-  Invocation run = Invoke({"k8s", SourcePath("scenarios/demo.yaml"), "--shards", "2", "--image",
-                           "i", "--name", "gate", "--namespace", "load-tests"});
+  Invocation run =
+      Invoke({"k8s", SourcePath("scenarios/sharded.yaml"), "--shards", "2", "--target-url",
+              "http://app:8000", "--image", "i", "--name", "gate", "--namespace", "load-tests"});
   REQUIRE(run.exit_code == 0);
   const std::vector<YAML::Node> docs = YAML::LoadAll(run.out);
   REQUIRE(docs.size() == 4);
@@ -181,7 +183,7 @@ TEST_CASE("k8s puts the scenario's files in the ConfigMap, laid out as on disk",
     CHECK(Text(data[key]) == ReadText(SourcePath(path)));
     paths.insert(path);
   }
-  CHECK(paths.count("scenarios/demo.yaml") == 1);
+  CHECK(paths.count("scenarios/sharded.yaml") == 1);
   CHECK(paths.count("rubrics/service-desk.yaml") == 1);
   size_t corpus_files = 0;
   for (const fs::directory_entry& entry :
@@ -253,12 +255,12 @@ TEST_CASE("k8s gives back every file's bytes, whatever their line breaks", "[cli
                                       "bytes, over the 1 MiB \\(1048576 bytes\\) a ConfigMap "
                                       "holds: build them into the image and use --in-image\n")));
     Invocation in_image =
-        Invoke({"k8s", dir / "scenarios/demo.yaml", "--shards", "2", "--image", "i", "--in-image"});
+        Invoke({"k8s", dir / "scenarios/demo.yaml", "--shards", "1", "--image", "i", "--in-image"});
     REQUIRE(in_image.exit_code == 0);
     const std::vector<YAML::Node> objects = YAML::LoadAll(in_image.out);
     REQUIRE(objects.size() == 3);
     CHECK(Text(objects[0]["kind"]) == "PersistentVolumeClaim");
-    CHECK(Script(objects[1]).find(" run /work/scenarios/demo.yaml --shard job/2 ") !=
+    CHECK(Script(objects[1]).find(" run /work/scenarios/demo.yaml --shard job/1 ") !=
           std::string::npos);
     CHECK(PodSpec(objects[1])["volumes"].size() == 1);
   }
@@ -271,7 +273,7 @@ TEST_CASE("k8s takes an API key from the Secret, never optional", "[cli][k8s]") 
             testing::ReplaceAll(ReadText(SourcePath("scenarios/static-128.yaml")), "  kind: sim\n",
                                 "  kind: openai\n  base_url: https://llm.example\n"
                                 "  model: m\n  api_key_env: LLM_API_KEY\n"));
-  Invocation run = Invoke({"k8s", scenario, "--shards", "2", "--image", "i", "--name", "llm"});
+  Invocation run = Invoke({"k8s", scenario, "--shards", "1", "--image", "i", "--name", "llm"});
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   const std::vector<YAML::Node> docs = YAML::LoadAll(run.out);
@@ -280,7 +282,7 @@ TEST_CASE("k8s takes an API key from the Secret, never optional", "[cli][k8s]") 
   REQUIRE(docs[0]["data"].size() == 1);
   CHECK(Text(docs[0]["data"]["openai.yaml"]) == ReadText(scenario));
   CHECK(BundleItems(docs[2]) == std::map<std::string, std::string>{{"openai.yaml", "openai.yaml"}});
-  CHECK(Script(docs[2]).find(" run /work/bundle/openai.yaml --shard job/2 ") != std::string::npos);
+  CHECK(Script(docs[2]).find(" run /work/bundle/openai.yaml --shard job/1 ") != std::string::npos);
   const YAML::Node env = PodSpec(docs[2])["containers"][0]["env"];
   REQUIRE(env.size() == 1);
   CHECK(Text(env[0]["name"]) == "LLM_API_KEY");
@@ -303,29 +305,32 @@ TEST_CASE("k8s refuses a broken scenario, no shards and a bad name", "[cli][k8s]
                           std::string(STAGEGATE_TESTDATA) + "/broken/");
   CHECK(run.err == expected + "7 problems in " + broken + " and the files it names\n");
 
-  const std::string demo = SourcePath("scenarios/demo.yaml");
-  Invocation none = Invoke({"k8s", demo, "--shards", "0", "--image", "i"});
+  const std::string demo = SourcePath("scenarios/sharded.yaml");
+  Invocation none =
+      Invoke({"k8s", demo, "--shards", "0", "--target-url", "http://app:8000", "--image", "i"});
   CHECK(none.exit_code == 2);
   CHECK(none.out == "");
   CHECK(none.err.find("--shards: must be between 1 and 1000, got 0") != std::string::npos);
 
   for (const char* name : {"Demo", "demo_1", "-demo", "demo-", ""}) {
     INFO(name);
-    Invocation bad = Invoke({"k8s", demo, "--shards", "2", "--image", "i", "--name", name});
+    Invocation bad = Invoke({"k8s", demo, "--shards", "2", "--target-url", "http://app:8000",
+                             "--image", "i", "--name", name});
     CHECK(bad.exit_code == 2);
     CHECK(bad.out == "");
     CHECK(bad.err.find("--name: must be a DNS-1123 label: at most 50 of a-z, 0-9 and '-', "
                        "starting and ending with a letter or digit; got '" +
                        std::string(name) + "'") != std::string::npos);
   }
-  Invocation too_long =
-      Invoke({"k8s", demo, "--shards", "2", "--image", "i", "--name", std::string(51, 'a')});
+  Invocation too_long = Invoke({"k8s", demo, "--shards", "2", "--target-url", "http://app:8000",
+                                "--image", "i", "--name", std::string(51, 'a')});
   CHECK(too_long.exit_code == 2);
-  Invocation bad_namespace =
-      Invoke({"k8s", demo, "--shards", "2", "--image", "i", "--namespace", "Load"});
+  Invocation bad_namespace = Invoke({"k8s", demo, "--shards", "2", "--target-url",
+                                     "http://app:8000", "--image", "i", "--namespace", "Load"});
   CHECK(bad_namespace.exit_code == 2);
   CHECK(Invoke({"k8s", demo, "--shards", "2"}).exit_code == 2);  // no --image
-  Invocation blank_image = Invoke({"k8s", demo, "--shards", "2", "--image", "my image"});
+  Invocation blank_image = Invoke(
+      {"k8s", demo, "--shards", "2", "--target-url", "http://app:8000", "--image", "my image"});
   CHECK(blank_image.exit_code == 2);
   CHECK(blank_image.err.find("--image: must be an image reference such as "
                              "registry.example/stagegate:0.1; got 'my image'") !=
@@ -333,10 +338,26 @@ TEST_CASE("k8s refuses a broken scenario, no shards and a bad name", "[cli][k8s]
 }
 
 TEST_CASE("k8s sizes the pods from --cpu and --memory", "[cli][k8s]") {
-  Invocation run =
-      Invoke({"k8s", SourcePath("scenarios/demo.yaml"), "--shards", "4", "--image", "i", "--cpu",
-              "3.5", "--memory", "4096", "--volume-size", "20Gi", "--storage-class", "nfs",
-              "--start-in", "600", "--merge-timeout", "7200"});
+  Invocation run = Invoke({"k8s",
+                           SourcePath("scenarios/sharded.yaml"),
+                           "--shards",
+                           "4",
+                           "--target-url",
+                           "http://app:8000",
+                           "--image",
+                           "i",
+                           "--cpu",
+                           "3.5",
+                           "--memory",
+                           "4096",
+                           "--volume-size",
+                           "20Gi",
+                           "--storage-class",
+                           "nfs",
+                           "--start-in",
+                           "600",
+                           "--merge-timeout",
+                           "7200"});
   REQUIRE(run.exit_code == 0);
   const std::vector<YAML::Node> docs = YAML::LoadAll(run.out);
   REQUIRE(docs.size() == 4);
@@ -348,9 +369,28 @@ TEST_CASE("k8s sizes the pods from --cpu and --memory", "[cli][k8s]") {
   CHECK(docs[2]["spec"]["activeDeadlineSeconds"].as<int>() == 600 + 7200);
   CHECK(Script(docs[2]).find(" --shard job/4 ") != std::string::npos);
   CHECK(Script(docs[2]).find(" --workers 3 ") != std::string::npos);
-  CHECK(Invoke({"k8s", SourcePath("scenarios/demo.yaml"), "--shards", "2", "--image", "i",
-                "--volume-size", "lots"})
+  CHECK(Invoke({"k8s", SourcePath("scenarios/sharded.yaml"), "--shards", "2", "--target-url",
+                "http://app:8000", "--image", "i", "--volume-size", "lots"})
             .exit_code == 2);
+}
+
+TEST_CASE("k8s refuses what the shards would refuse, before anything is applied", "[cli][k8s]") {
+  // demo.yaml searches for its capacity and warms up for a request count: no shard could keep
+  // to a plan the others share.
+  Invocation demo = Invoke({"k8s", SourcePath("scenarios/demo.yaml"), "--shards", "3", "--image",
+                            "i", "--target-url", "http://app:8000"});
+  CHECK(demo.exit_code == 2);
+  CHECK(demo.out == "");
+  CHECK(demo.err.find("demo.yaml:54:13: warmup: a run in 3 shards starts every phase at the same "
+                      "planned offset in every shard, so a closed loop needs 'duration_s'") !=
+        std::string::npos);
+  CHECK(demo.err.find("demo.yaml:58:13: sweep: a run in 3 shards takes fixed plans only: a "
+                      "search decides each level") != std::string::npos);
+  // Against the built-in sim, each pod would measure a sim of its own.
+  Invocation no_target =
+      Invoke({"k8s", SourcePath("scenarios/sharded.yaml"), "--shards", "3", "--image", "i"});
+  CHECK(no_target.exit_code == 2);
+  CHECK(no_target.err.find("targets the built-in sim: give --target-url") != std::string::npos);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ function parse(text, version) {
 }
 
 function k8s(args) {
-  const run = spawnSync(binary, ['k8s', 'scenarios/demo.yaml', ...args], { cwd: root, encoding: 'utf8' });
+  const run = spawnSync(binary, ['k8s', 'scenarios/sharded.yaml', '--target-url', 'http://app:8000', ...args], { cwd: root, encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   const objects = parse(run.stdout, '1.2');
   // Every string YAML 1.1 would read as a number, boolean or null is quoted.
@@ -120,7 +120,7 @@ test('the ConfigMap holds each file of the checkout at the path its item names',
   const [configMap, , shards] = k8s(['--shards', '2', '--image', 'i']);
   const items = podSpec(shards).volumes.find((v) => v.name === 'bundle').configMap.items;
   assert.equal(items.length, Object.keys(configMap.data).length);
-  assert.ok(items.some((item) => item.path === 'scenarios/demo.yaml'));
+  assert.ok(items.some((item) => item.path === 'scenarios/sharded.yaml'));
   for (const { key, path: file } of items) {
     assert.match(key, /^[-._a-zA-Z0-9]+$/);
     assert.equal(configMap.data[key], fs.readFileSync(path.join(root, file), 'utf8'), file);
@@ -135,7 +135,7 @@ test('the checks catch a broken object', () => {
     ['a command that is not a list', (o) => { podSpec(o[3]).containers[0].command = 'sh'; }],
     ['a secretKeyRef without its key', (o) => { delete podSpec(o[2]).containers[0].env[0].valueFrom.secretKeyRef.key; }],
     ['accessModes as a string', (o) => { o[1].spec.accessModes = 'ReadWriteMany'; }],
-    ['a number as a file', (o) => { o[0].data['scenarios.demo.yaml'] = 7; }],
+    ['a number as a file', (o) => { o[0].data['scenarios.sharded.yaml'] = 7; }],
   ];
   for (const [what, mutate] of broken) {
     const copy = structuredClone(objects);
