@@ -9,8 +9,10 @@
 
 #include "base/clock.h"
 #include "base/files.h"
+#include "base/hashing.h"
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/merge.h"
 #include "cli/run_files.h"
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
@@ -22,15 +24,6 @@ namespace stagegate::cli {
 namespace {
 
 using nlohmann::json;
-
-// One shard's run, as its store keeps it.
-struct ShardRun {
-  std::string path;  // the store
-  store::RunInfo run;
-  scenario::RunSettings settings;
-  std::vector<store::PhaseInfo> phases;
-  std::vector<load::RequestRecord> records;
-};
 
 // A phase is the same step in every shard when its stage, name, level and kind agree.
 using PhaseKey = std::tuple<std::string, std::string, bool, std::optional<double>>;
@@ -54,10 +47,27 @@ Result<ShardRun> ReadShard(const std::string& given) {
   Result<std::vector<store::RunInfo>> runs = (*opened)->ListRuns();
   if (!runs.ok()) return runs.status();
   for (const store::RunInfo& run : *runs) {  // newest first
-    scenario::RunSettings settings = scenario::SettingsFromJson(
-        json::parse(run.settings_json, nullptr, /*allow_exceptions=*/false));
-    if (settings.shard.count <= 1) continue;
-    ShardRun shard{.path = path, .run = run, .settings = std::move(settings)};
+    ShardRun shard{.folder = given, .path = path, .run = run, .fingerprint = run.fingerprint};
+    if (run.scenario_name == "profile") {
+      // A profile keeps its options as its config; its shard is one of them.
+      shard.profile = true;
+      shard.config = json::parse(run.scenario_json, nullptr, /*allow_exceptions=*/false);
+      if (!shard.config.is_object() || !shard.config.contains("shard") ||
+          !shard.config["shard"].is_string())
+        continue;
+      Result<load::Shard> index = load::ParseShard(shard.config["shard"].get<std::string>());
+      if (!index.ok()) continue;
+      shard.settings.shard = *index;
+      if (shard.config.value("start_at_unix_ms", json()).is_number_integer())
+        shard.settings.start_at_unix_ms = shard.config["start_at_unix_ms"].get<int64_t>();
+      json common = shard.config;
+      common.erase("shard");
+      shard.fingerprint = Sha256Hex(common.dump(-1, ' ', false, json::error_handler_t::replace));
+    } else {
+      shard.settings = scenario::SettingsFromJson(
+          json::parse(run.settings_json, nullptr, /*allow_exceptions=*/false));
+    }
+    if (shard.settings.shard.count <= 1) continue;
     Result<std::vector<store::PhaseInfo>> phases = (*opened)->ListPhases(run.id);
     if (!phases.ok()) return phases.status();
     Result<std::vector<load::RequestRecord>> records = (*opened)->ListRequests(run.id);
@@ -69,7 +79,7 @@ Result<ShardRun> ReadShard(const std::string& given) {
     shard.records = std::move(*records);
     return shard;
   }
-  return Status::InvalidInput(path + ": holds no run of a shard (run with --shard I/N)");
+  return Status::InvalidInput(path + ": holds no run of a shard (run or profile with --shard I/N)");
 }
 
 // Refuses shards that are not the N slices of one plan, naming what is wrong.
@@ -81,10 +91,14 @@ Status CheckShards(const std::vector<ShardRun>& shards) {
   for (const ShardRun& s : shards) {
     const std::string name =
         s.path + " (run " + s.run.id + ", shard " + load::FormatShard(s.settings.shard) + ")";
-    if (s.run.fingerprint != first.run.fingerprint)
-      problems.push_back(name + ": its scenario, corpus or rubric differs from " + first.path +
-                         "'s (fingerprint " + s.run.fingerprint.substr(0, 12) + " against " +
-                         first.run.fingerprint.substr(0, 12) + ")");
+    if (s.profile != first.profile)
+      problems.push_back(name + ": a " + (s.profile ? "profile" : "run") + ", where " + first.path +
+                         " holds a " + (first.profile ? "profile" : "run"));
+    else if (s.fingerprint != first.fingerprint)
+      problems.push_back(name + ": its " +
+                         (s.profile ? "options differ" : "scenario, corpus or rubric differs") +
+                         " from " + first.path + "'s (fingerprint " + s.fingerprint.substr(0, 12) +
+                         " against " + first.fingerprint.substr(0, 12) + ")");
     if (s.settings.shard.count != n)
       problems.push_back(name + ": one of " + std::to_string(s.settings.shard.count) +
                          " shards, where " + first.path + " is one of " + std::to_string(n));
@@ -141,6 +155,67 @@ json ShardingOf(const std::vector<ShardRun>& shards) {
   return out;
 }
 
+}  // namespace
+
+// Writes the shards' phases (one per step, over every shard's slice) and records into the
+// merged run, and returns them for the runner to take every step from.
+Result<scenario::ResumeFrom> MergeShardStores(store::Store& store, const std::string& run_id,
+                                              const std::vector<ShardRun>& shards) {
+  // Each step's phase in each shard that has it, as (shard, phase).
+  std::map<PhaseKey, std::vector<std::pair<size_t, const store::PhaseInfo*>>> by_key;
+  std::vector<PhaseKey> order;  // the first shard's order, then any the others have beyond it
+  for (size_t s = 0; s < shards.size(); ++s)
+    for (const store::PhaseInfo& p : shards[s].phases) {
+      auto& same = by_key[KeyOf(p)];
+      if (same.empty()) order.push_back(KeyOf(p));
+      same.push_back({s, &p});
+    }
+  scenario::ResumeFrom merged;
+  std::map<std::pair<size_t, int64_t>, int64_t> new_id;  // (shard, old phase id) -> new id
+  for (const PhaseKey& key : order) {
+    const auto& same = by_key[key];
+    store::PhaseInfo phase = *same.front().second;
+    phase.run_id = run_id;
+    phase.ordinal = static_cast<int64_t>(merged.phases.size());
+    const bool whole = !EveryShardRuns(phase) || same.size() == shards.size();
+    bool complete = whole;
+    for (const auto& [s, p] : same) {
+      complete = complete && p->status == store::PhaseStatus::kComplete;
+      if (p->started_ns)
+        phase.started_ns = std::min(phase.started_ns.value_or(*p->started_ns), *p->started_ns);
+      if (p->ended_ns)
+        phase.ended_ns = std::max(phase.ended_ns.value_or(*p->ended_ns), *p->ended_ns);
+    }
+    phase.status = complete ? store::PhaseStatus::kComplete : store::PhaseStatus::kInterrupted;
+    Result<int64_t> id = store.AddPhase(phase);
+    if (!id.ok()) return id.status();
+    phase.id = *id;
+    SG_RETURN_IF_ERROR(store.FinishPhase(phase.id, phase.started_ns.value_or(0),
+                                         phase.ended_ns.value_or(0), phase.status));
+    for (const auto& [s, p] : same)
+      new_id[{s, p->id}] = phase.id;
+    merged.phases.push_back(std::move(phase));
+  }
+  std::map<int64_t, int64_t> ordinal_of;
+  for (const store::PhaseInfo& p : merged.phases)
+    ordinal_of[p.id] = p.ordinal;
+  for (size_t s = 0; s < shards.size(); ++s)
+    for (load::RequestRecord r : shards[s].records) {
+      r.run_id = run_id;
+      r.phase_id = new_id.at({s, r.phase_id});
+      merged.records.push_back(std::move(r));
+    }
+  std::stable_sort(merged.records.begin(), merged.records.end(),
+                   [&](const load::RequestRecord& a, const load::RequestRecord& b) {
+                     return std::pair(ordinal_of[a.phase_id], a.sequence) <
+                            std::pair(ordinal_of[b.phase_id], b.sequence);
+                   });
+  SG_RETURN_IF_ERROR(store.AddRequestsInBatches(merged.records));
+  return merged;
+}
+
+namespace {
+
 class MergeCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
@@ -162,6 +237,7 @@ class MergeCommand : public Command {
       return a.settings.shard.index < b.settings.shard.index;
     });
     if (Status checked = CheckShards(shards); !checked.ok()) return Fail(console, "merge", checked);
+    if (shards.front().profile) return MergeProfileShards(shards, global, out_dir_, console);
     const ShardRun& first = shards.front();
     std::string problem;
     std::optional<manifest::Bundle> bundle = RunBundle(first.run, problem);
@@ -181,7 +257,7 @@ class MergeCommand : public Command {
     run.finished_unix_ms.reset();
     if (Status created = store.CreateRun(run); !created.ok())
       return Fail(console, "merge", created);
-    Result<scenario::ResumeFrom> merged = MergeInto(store, run.id, shards);
+    Result<scenario::ResumeFrom> merged = MergeShardStores(store, run.id, shards);
     if (!merged.ok()) return Fail(console, "merge", merged.status());
 
     settings.replay = true;
@@ -227,63 +303,6 @@ class MergeCommand : public Command {
   }
 
  private:
-  // Writes the shards' phases (one per step, over every shard's slice) and records into the
-  // merged run, and returns them for the runner to take every step from.
-  static Result<scenario::ResumeFrom> MergeInto(store::Store& store, const std::string& run_id,
-                                                const std::vector<ShardRun>& shards) {
-    // Each step's phase in each shard that has it, as (shard, phase).
-    std::map<PhaseKey, std::vector<std::pair<size_t, const store::PhaseInfo*>>> by_key;
-    std::vector<PhaseKey> order;  // the first shard's order, then any the others have beyond it
-    for (size_t s = 0; s < shards.size(); ++s)
-      for (const store::PhaseInfo& p : shards[s].phases) {
-        auto& same = by_key[KeyOf(p)];
-        if (same.empty()) order.push_back(KeyOf(p));
-        same.push_back({s, &p});
-      }
-    scenario::ResumeFrom merged;
-    std::map<std::pair<size_t, int64_t>, int64_t> new_id;  // (shard, old phase id) -> new id
-    for (const PhaseKey& key : order) {
-      const auto& same = by_key[key];
-      store::PhaseInfo phase = *same.front().second;
-      phase.run_id = run_id;
-      phase.ordinal = static_cast<int64_t>(merged.phases.size());
-      const bool whole = !EveryShardRuns(phase) || same.size() == shards.size();
-      bool complete = whole;
-      for (const auto& [s, p] : same) {
-        complete = complete && p->status == store::PhaseStatus::kComplete;
-        if (p->started_ns)
-          phase.started_ns = std::min(phase.started_ns.value_or(*p->started_ns), *p->started_ns);
-        if (p->ended_ns)
-          phase.ended_ns = std::max(phase.ended_ns.value_or(*p->ended_ns), *p->ended_ns);
-      }
-      phase.status = complete ? store::PhaseStatus::kComplete : store::PhaseStatus::kInterrupted;
-      Result<int64_t> id = store.AddPhase(phase);
-      if (!id.ok()) return id.status();
-      phase.id = *id;
-      SG_RETURN_IF_ERROR(store.FinishPhase(phase.id, phase.started_ns.value_or(0),
-                                           phase.ended_ns.value_or(0), phase.status));
-      for (const auto& [s, p] : same)
-        new_id[{s, p->id}] = phase.id;
-      merged.phases.push_back(std::move(phase));
-    }
-    std::map<int64_t, int64_t> ordinal_of;
-    for (const store::PhaseInfo& p : merged.phases)
-      ordinal_of[p.id] = p.ordinal;
-    for (size_t s = 0; s < shards.size(); ++s)
-      for (load::RequestRecord r : shards[s].records) {
-        r.run_id = run_id;
-        r.phase_id = new_id.at({s, r.phase_id});
-        merged.records.push_back(std::move(r));
-      }
-    std::stable_sort(merged.records.begin(), merged.records.end(),
-                     [&](const load::RequestRecord& a, const load::RequestRecord& b) {
-                       return std::pair(ordinal_of[a.phase_id], a.sequence) <
-                              std::pair(ordinal_of[b.phase_id], b.sequence);
-                     });
-    SG_RETURN_IF_ERROR(store.AddRequestsInBatches(merged.records));
-    return merged;
-  }
-
   std::string out_dir_;
   std::vector<std::string> shard_paths_;
 };

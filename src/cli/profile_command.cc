@@ -88,6 +88,7 @@ class ProfileCommand : public Command, private ProfileFlags {
   std::vector<LevelPlan> plans_;
   scenario::LevelCriteria criteria_;          // every level's, but for its duration
   std::vector<load::RequestRecord> records_;  // every level's, for requests.jsonl
+  int64_t next_slot_ns_ = 0;                  // in shards: where the next level's slot starts
 };
 
 Status ProfileCommand::Prepare() {
@@ -123,7 +124,7 @@ Status ProfileCommand::Prepare() {
   for (int64_t c : concurrency_)
     if (c < 1) errors.push_back("--concurrency levels must be at least 1");
   if (!shard_text_.empty())
-    if (Result<load::Shard> shard = load::ParseShard(shard_text_); shard.ok())
+    if (Result<load::Shard> shard = ShardOption(shard_text_); shard.ok())
       for (int64_t c : concurrency_)
         if (c < shard->count)
           errors.push_back("--concurrency " + std::to_string(c) + " cannot be split into " +
@@ -192,10 +193,24 @@ Status ProfileCommand::Prepare() {
   criteria_.min_completed = min_completed_;
   criteria_.max_duration_s = max_duration_s_;
   if (!shard_text_.empty()) {
-    Result<load::Shard> shard = load::ParseShard(shard_text_);
+    Result<load::Shard> shard = ShardOption(shard_text_);
     check(shard.status());
     if (shard.ok()) shard_ = *shard;
   }
+  if (!start_at_text_.empty()) {
+    Result<int64_t> start_at = StartAtOption(start_at_text_);
+    check(start_at.status());
+    if (start_at.ok()) start_at_unix_ms_ = *start_at;
+  }
+  // Every shard keeps to one plan: levels fixed in advance, each in a slot of known length.
+  if (shard_.count > 1 && search_)
+    errors.push_back(
+        "--search decides each level from the one before, which no shard sees "
+        "whole: a profile in shards takes fixed levels");
+  if (shard_.count > 1 && !duration_s_)
+    errors.push_back(
+        "a profile in shards starts every level at the same planned offset in "
+        "every shard: give --duration");
   check(CheckHeaders(headers_, !api_key_env_.empty()));
   request_headers_ = headers_;
   if (!api_key_env_.empty()) {
@@ -365,6 +380,11 @@ json ProfileCommand::Config() const {
                       : "estimated: 4 bytes a token (no --tokenizer)"},
           {"receive_times", receive_times_},
           {"shard", load::FormatShard(shard_)},
+          {"start_at_unix_ms", start_at_unix_ms_ ? json(*start_at_unix_ms_) : json(nullptr)},
+          {"slo_percentile", slo_percentile_},
+          {"keep_pace", keep_pace_},
+          {"min_completed", min_completed_},
+          {"max_duration_s", max_duration_s_ ? json(*max_duration_s_) : json(nullptr)},
           {"timeouts_ms",
            {{"connect", timeouts_.connect_ms},
             {"first_token", timeouts_.first_token_ms},
@@ -460,6 +480,13 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
   std::string ended_because;
   const int64_t planned =
       open_loop ? static_cast<int64_t>(arrivals.size()) : plan.options.requests.value_or(0);
+  // In shards, each level holds a slot of the shared plan: its duration, then its grace.
+  std::optional<int64_t> slot_ns;
+  if (shard_.count > 1 || start_at_unix_ms_) {
+    slot_ns = next_slot_ns_;
+    next_slot_ns_ +=
+        static_cast<int64_t>((max_duration_s_.value_or(duration_s_.value_or(0)) + grace_s_) * 1e9);
+  }
   Result<scenario::StepRunner::Ran> ran =
       steps.Run({.stage = "profile",
                  .phase = plan.kind,
@@ -467,10 +494,11 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
                  .label = label,
                  .options = plan.options,
                  .source = source,
-                 .end_early = Gating() || max_duration_s_
+                 .end_early = (Gating() || max_duration_s_) && shard_.count == 1
                                   ? scenario::LevelController(criteria, open_loop, arrivals,
                                                               planned, ended_because)
-                                  : scenario::StepRunner::EndEarly()});
+                                  : scenario::StepRunner::EndEarly(),
+                 .start_ns = slot_ns});
   if (!ran.ok()) return ran.status();
   load::LoadResult& result = ran->load;
   ProfileLevel level{.kind = plan.kind,
@@ -484,7 +512,8 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
                      .dropped = result.dropped,
                      .interrupted = result.interrupted,
                      .receive_times = plan.options.receive_times,
-                     .receive = result.receive};
+                     .receive = result.receive,
+                     .start_lag_ns = result.start_lag_ns};
   level.judgement = scenario::JudgeLevel(result.records, level.metrics, {}, criteria, open_loop,
                                          result.started_ns, ran->ended_early ? ended_because : "");
   for (double busy : result.worker_busy)
@@ -540,11 +569,16 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
 
   std::atomic<bool> stop{false};
   StopOnSignal stop_on_signal(stop);
+  // In shards, time zero is the agreed instant, read through the wall and steady clocks.
+  const ClockAnchors anchors = ReadClockAnchors();
+  const int64_t origin_ns =
+      start_at_unix_ms_ ? anchors.steady_ns + (*start_at_unix_ms_ * 1'000'000 - anchors.wall_ns)
+                        : SteadyClock::Get().NowNs();
   scenario::StepRunner steps({.run_id = run_id,
                               .store = **store,
                               .console = console,
                               .clock = SteadyClock::Get(),
-                              .origin_ns = SteadyClock::Get().NowNs(),
+                              .origin_ns = origin_ns,
                               .stop = stop});
   std::vector<ProfileLevel> levels;
   const auto fail_run = [&](const Status& status) {
@@ -607,6 +641,12 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   // Record times are ns from this steady-clock reading (CLOCK_MONOTONIC), so they can be set
   // beside a server's own timestamps on the same machine.
   profile["origin_steady_ns"] = steps.context().origin_ns;
+  if (shard_.count > 1 || start_at_unix_ms_)
+    profile["sharding"] = {
+        {"shard", load::FormatShard(shard_)},
+        {"start_at_unix_ms", start_at_unix_ms_ ? json(*start_at_unix_ms_) : json(nullptr)},
+        {"anchors", {{"wall_ns", anchors.wall_ns}, {"steady_ns", anchors.steady_ns}}},
+        {"origin_steady_ns", origin_ns}};
   Result<std::vector<std::string>> aiperf =
       WriteProfileOutputs(out_dir, profile, levels, records_, slos_,
                           corpus_ || dataset_ || !trace_entries_.empty() ? nullptr : &synthetic_,

@@ -210,7 +210,14 @@ void ProfileFlags::AddOptions(CLI::App& app) {
                  "client read them (read)")
       ->check(CLI::IsMember({"kernel", "read"}))
       ->capture_default_str();
-  app.add_option("--shard", shard_text_, "Take slice I of N of the schedule, e.g. 1/4");
+  app.add_option("--shard", shard_text_,
+                 "Take slice I of N of each level's schedule, each level at its planned offset "
+                 "(I/N, or job/N for JOB_COMPLETION_INDEX + 1); `merge` joins the shards")
+      ->type_name("I/N");
+  app.add_option("--start-at", start_at_text_,
+                 "Begin the first level at this instant, the same in every shard (RFC 3339 or "
+                 "Unix ms)")
+      ->type_name("TIME");
   app.add_option("--connect-timeout-ms", timeouts_.connect_ms, "Give up connecting after this long")
       ->capture_default_str()
       ->check(Between(1, kMaxTimeoutMs));

@@ -61,6 +61,8 @@ struct ProfileFlags {
   std::string receive_times_ = "kernel";
   double response_memory_mib_ = load::ResponseBudget::kDefaultLimitBytes >> 20;
   std::string shard_text_;
+  std::string start_at_text_;
+  std::optional<int64_t> start_at_unix_ms_;
   load::Timeouts timeouts_;
   std::string out_dir_;
   std::string tokenizer_path_;

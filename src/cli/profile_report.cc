@@ -212,6 +212,7 @@ nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fing
         {"receive_times", ReceiveJson(level)},
         {"warnings", level.self_check_warnings}};
     if (level.sessions) row["sessions"] = load::SessionMetricsToJson(*level.sessions);
+    if (level.start_lag_ns > 0) row["start_lag_ms"] = static_cast<double>(level.start_lag_ns) / 1e6;
     out["levels"].push_back(std::move(row));
   }
   return out;

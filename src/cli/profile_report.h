@@ -31,6 +31,7 @@ struct ProfileLevel {
   bool interrupted = false;
   load::ReceiveTimes receive_times = load::ReceiveTimes::kKernel;
   load::ReceiveStats receive;  // how arrivals were stamped, and the client's read delays
+  int64_t start_lag_ns = 0;    // in shards: how late it started against its planned offset
   std::vector<std::string> self_check_warnings;
   /// The level judged: its SLOs as thresholds, whether it was sustained, whether it could tell.
   std::optional<scenario::LevelJudgement> judgement;

@@ -24,12 +24,14 @@
 
 #include "base/clock.h"
 #include "base/files.h"
+#include "load/schedule.h"
 #include "manifest/bundle.h"
 #include "recompute.h"
 #include "reviewers.h"
 #include "scenario/phase_plan.h"
 #include "sim/profile.h"
 #include "sim/sim_server.h"
+#include "sim_fixture.h"
 #include "store/sqlite.h"
 #include "test_util.h"
 
@@ -338,6 +340,124 @@ TEST_CASE("three shards of a run, started together and merged, are the unsharded
     CHECK(other.err.find("its scenario, corpus or rubric differs") != std::string::npos);
     CHECK_FALSE(IsRegularFile(dir / "m2/run.json"));
   }
+}
+
+TEST_CASE("three shards of a profile, started together and merged, are the unsharded profile",
+          "[cli][shard][serial]") {
+  testing::TempDir dir;
+  std::unique_ptr<sim::SimServer> sim = testing::StartSimServer(testing::ModelProfile(50'000, 2));
+  const std::vector<std::string> options = {"profile",    "--url",     sim->base_url() + "/v1",
+                                            "--model",    "m",         "--request-rate",
+                                            "10,20",      "--arrival", "poisson",
+                                            "--duration", "2",         "--seed",
+                                            "7"};
+  const auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = options;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  // Adaptive plans and levels of unknown length are refused before anything is sent.
+  Ran search = testing::RunStagegate(dir, with({"--shard", "1/3", "--search"}));
+  CHECK(search.exit_code == 2);
+  CHECK(search.err.find("a profile in shards takes fixed levels") != std::string::npos);
+  std::vector<std::string> counted = {"profile", "--url",      sim->base_url() + "/v1",
+                                      "--model", "m",          "--request-rate",
+                                      "10",      "--requests", "20",
+                                      "--shard", "1/3"};
+  Ran no_duration = testing::RunStagegate(dir, counted);
+  CHECK(no_duration.exit_code == 2);
+  CHECK(no_duration.err.find("give --duration") != std::string::npos);
+
+  const std::string start_at = std::to_string(WallUnixMs() + 1500);
+  std::vector<pid_t> pods;
+  for (int i = 0; i < 3; ++i) {
+    const std::string shard = dir / ("p" + std::to_string(i + 1));
+    std::vector<std::string> args =
+        with({"--shard", "job/3", "--start-at", start_at, "--slo", "ttft_ms:500", "--out", shard});
+    args.insert(args.begin(), {"--quiet", "--db", shard + "/stagegate.db"});
+    pods.push_back(SpawnPod(dir, "p" + std::to_string(i + 1), i, args));
+  }
+  for (size_t i = 0; i < pods.size(); ++i) {
+    int status = 0;
+    waitpid(pods[i], &status, 0);
+    INFO(testing::ReadText(dir / ("p" + std::to_string(i + 1) + ".err")));
+    REQUIRE(WIFEXITED(status));
+  }
+  Ran merged =
+      testing::RunStagegate(dir, {"merge", dir / "merged", dir / "p1", dir / "p2", dir / "p3"});
+  INFO(merged.out << merged.err);
+  REQUIRE(merged.exit_code == 0);
+  const json joined = json::parse(testing::ReadText(dir / "merged/profile.json"));
+  REQUIRE(joined["levels"].size() == 2);
+  std::vector<std::vector<json>> shard_records(2);
+  for (int i = 1; i <= 3; ++i) {
+    std::map<int64_t, size_t> level_of;
+    for (const json& r : ReadLines(dir / ("p" + std::to_string(i)) + "/requests.jsonl"))
+      level_of.emplace(r["phase_id"].get<int64_t>(), level_of.size());
+    for (const json& r : ReadLines(dir / ("p" + std::to_string(i)) + "/requests.jsonl"))
+      shard_records[level_of.at(r["phase_id"])].push_back(r);
+  }
+  for (size_t l = 0; l < 2; ++l) {
+    INFO("level " << l);
+    // The plan as one client would send it: the level's whole schedule, as profile draws it
+    // for a judged level. The shards sent it between them, each arrival once, at its time
+    // (from the level's first arrival, sequence 0, in the first shard).
+    Result<std::vector<load::Arrival>> plan =
+        load::BuildOpenLoop({.rate = l == 0 ? 10.0 : 20.0,
+                             .process = load::ArrivalProcess::kPoisson,
+                             .duration_s = 2,
+                             .seed = 7,
+                             .exact_count_s = 2});
+    REQUIRE(plan.ok());
+    std::set<std::pair<int64_t, int64_t>> planned;
+    for (const load::Arrival& a : *plan)
+      planned.insert({a.sequence, a.intended_ns - plan->front().intended_ns});
+    int64_t first = INT64_MAX;
+    for (const json& r : shard_records[l])
+      if (r["sequence"] == 0) first = r["times_ns"]["intended"].get<int64_t>();
+    std::set<std::pair<int64_t, int64_t>> together;
+    for (const json& r : shard_records[l])
+      together.insert({r["sequence"], r["times_ns"]["intended"].get<int64_t>() - first});
+    CHECK(together.size() == shard_records[l].size());
+    CHECK(together == planned);
+    // Counts are sums; percentiles are over the union of the shards' records.
+    const json& level = joined["levels"][l];
+    CHECK(level["requests"]["offered"] == shard_records[l].size());
+    CHECK(level["value"] == (l == 0 ? 10 : 20));
+    std::vector<double> ttft, e2e;
+    int64_t ok = 0;
+    for (const json& r : shard_records[l])
+      if (r["outcome"] == "ok") {
+        ++ok;
+        ttft.push_back(r["latency_ms"]["ttft"].get<double>());
+        e2e.push_back(r["latency_ms"]["e2e"].get<double>());
+      }
+    CHECK(level["requests"]["completed"] == ok);
+    REQUIRE(ttft.size() >= 10);
+    const auto near = [](double v) { return Approx(v).epsilon(1e-9).margin(1e-6); };
+    for (const double p : {50.0, 90.0, 99.0}) {
+      const std::string name = "p" + std::to_string(static_cast<int>(p));
+      CHECK(level["metrics"]["ttft_ms"][name].get<double>() ==
+            near(testing::LinearPercentile(ttft, p)));
+      CHECK(level["metrics"]["e2e_ms"][name].get<double>() ==
+            near(testing::LinearPercentile(e2e, p)));
+    }
+    CHECK(level.contains("judgement"));
+  }
+  CHECK(joined["sharding"]["merged_shards"] == 3);
+  CHECK(joined["config"]["slo"]["ttft_ms"] == 500);
+
+  // A shard of a profile with other options is refused, named.
+  const std::string other = dir / "other";
+  std::vector<std::string> args =
+      with({"--shard", "3/3", "--start-at", start_at, "--slo", "ttft_ms:900", "--out", other});
+  args.insert(args.begin(), {"--db", other + "/stagegate.db"});
+  REQUIRE(SpawnPod(dir, "other", 2, args) > 0);
+  int status = 0;
+  wait(&status);
+  Ran refused = testing::RunStagegate(dir, {"merge", dir / "m2", dir / "p1", dir / "p2", other});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("its options differ") != std::string::npos);
 }
 
 }  // namespace
