@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/k8s_manifests.h"
+#include "cli/stored_run.h"
 #include "manifest/bundle.h"
 #include "scenario/shard_plan.h"
 #include "scenario/stage_requests.h"
@@ -98,12 +99,7 @@ std::string DnsLabelFrom(const std::string& text, size_t max_length) {
 
 // "1202-100000": the start's month, day and time in UTC, to tell one run's objects from another's.
 std::string StartSuffix(int64_t unix_s) {
-  const std::time_t seconds = static_cast<std::time_t>(unix_s);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[16];
-  const size_t n = std::strftime(text, sizeof text, "%m%d-%H%M%S", &utc);
-  return std::string(text, n);
+  return FormatUtc(unix_s, "%m%d-%H%M%S");
 }
 
 fs::path Absolute(const fs::path& path) {
@@ -315,22 +311,9 @@ class K8sCommand : public Command {
   }
 
   ExitCode Run(const GlobalOptions&, console::Console& console) override {
-    Diagnostics diagnostics;
-    std::optional<Bundle> bundle = LoadBundle(scenario_, diagnostics);
-    // What a shard would find only once it runs, checked now as `validate` checks it.
-    if (bundle && bundle->scenario.target.kind == TargetKind::kSim &&
-        !sim::LoadSimProfile(bundle->scenario.target.sim_profile, diagnostics))
-      bundle.reset();
     scenario::InputFiles input;
-    if (bundle && !scenario::LoadInputFiles(bundle->scenario, diagnostics, input)) bundle.reset();
-    if (!bundle) {
-      for (const Diagnostic& diagnostic : diagnostics.Sorted())
-        console.Error(diagnostic.ToString());
-      const size_t count = diagnostics.Count();
-      console.Error(std::to_string(count) + (count == 1 ? " problem" : " problems") + " in " +
-                    scenario_ + " and the files it names");
-      return ExitCode::kInvalidInput;
-    }
+    std::optional<Bundle> bundle = LoadBundleAsRunWill(scenario_, console, input);
+    if (!bundle) return ExitCode::kInvalidInput;
     // What every shard would refuse before sending anything, refused now.
     std::vector<std::string> problems;
     if (plan_.shards > 1) problems = scenario::ShardProblems(*bundle, plan_.shards);

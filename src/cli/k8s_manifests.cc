@@ -344,13 +344,17 @@ std::string MergeJobDoc(const K8sPlan& plan) {
 
 }  // namespace
 
-std::string Rfc3339Utc(int64_t unix_s) {
+std::string FormatUtc(int64_t unix_s, const char* format) {
   const std::time_t seconds = static_cast<std::time_t>(unix_s);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
-  char text[32];
-  const size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  char text[64];
+  const size_t n = std::strftime(text, sizeof text, format, &utc);
   return std::string(text, n);
+}
+
+std::string Rfc3339Utc(int64_t unix_s) {
+  return FormatUtc(unix_s, "%Y-%m-%dT%H:%M:%SZ");
 }
 
 std::string ShardDir(int64_t k) {

@@ -4,6 +4,7 @@
 
 #include "base/strings.h"
 #include "manifest/fingerprint.h"
+#include "sim/profile.h"
 #include "store/findings.h"
 
 namespace stagegate::cli {
@@ -15,6 +16,28 @@ Result<OpenedRun> OpenRun(const GlobalOptions& global, const std::string& run_id
   if (!found.ok()) return found.status();
   if (!*found) return Status::InvalidInput("no run " + run_id + " in " + global.db_path);
   return OpenedRun{std::move(*store), **found};
+}
+
+std::optional<manifest::Bundle> LoadBundleAsRunWill(const std::string& path,
+                                                    console::Console& console,
+                                                    scenario::InputFiles& input) {
+  manifest::Diagnostics diagnostics;
+  std::optional<manifest::Bundle> bundle = manifest::LoadBundle(path, diagnostics);
+  // The sim's latency profile is the application's, not the manifest's, but a run reads it
+  // before it sends anything: check it as the run will.
+  if (bundle && bundle->scenario.target.kind == manifest::TargetKind::kSim &&
+      !sim::LoadSimProfile(bundle->scenario.target.sim_profile, diagnostics))
+    bundle.reset();
+  // The tokenizer and the dataset are read as the run will read them, so that their problems
+  // (a dataset's bad lines) show now.
+  if (bundle && !scenario::LoadInputFiles(bundle->scenario, diagnostics, input)) bundle.reset();
+  if (bundle) return bundle;
+  for (const manifest::Diagnostic& diagnostic : diagnostics.Sorted())
+    console.Error(diagnostic.ToString());
+  const size_t count = diagnostics.Count();
+  console.Error(std::to_string(count) + (count == 1 ? " problem" : " problems") + " in " + path +
+                " and the files it names");
+  return std::nullopt;
 }
 
 ExitCode Fail(console::Console& console, const std::string& command, const Status& status) {

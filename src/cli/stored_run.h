@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "cli/command.h"
 #include "manifest/bundle.h"
+#include "scenario/stage_requests.h"
 #include "store/store.h"
 
 namespace stagegate::cli {
@@ -26,6 +27,14 @@ Result<OpenedRun> OpenRun(const GlobalOptions& global, const std::string& run_id
 /// The run's scenario read again, with the corpus and rubric it ran with: their hashes must be
 /// the run's. `problem` says why there is none.
 std::optional<manifest::Bundle> RunBundle(const store::RunInfo& run, std::string& problem);
+
+/// Loads the scenario at `path` as `run` reads it before sending anything: its bundle, the sim's
+/// latency profile (for a sim target), the tokenizer and the dataset or trace (into `input`).
+/// Every problem goes to the console as "path:line:col: message", then how many there were;
+/// nothing is returned then.
+std::optional<manifest::Bundle> LoadBundleAsRunWill(const std::string& path,
+                                                    console::Console& console,
+                                                    scenario::InputFiles& input);
 
 /// Prints `status` line by line as "stagegate COMMAND: ..." and returns its exit code
 /// (InvalidInput: 2, anything else: 3).

@@ -7,8 +7,10 @@
 #include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/stored_run.h"
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
+#include "scenario/shard_plan.h"
 #include "scenario/stage_requests.h"
 #include "sim/profile.h"
 
@@ -211,27 +213,20 @@ class ValidateCommand : public Command {
   void Configure(CLI::App& app) override {
     app.add_option("scenario", scenario_, "The scenario file")->required();
     app.add_flag("--json", json_, "Print the canonical scenario and fingerprint as JSON instead");
+    app.add_option("--shards", shards_,
+                   "Check too that it can run in N shards (run --shard I/N): a fixed plan")
+        ->check(CLI::Range(int64_t{1}, int64_t{1000}));
   }
 
   ExitCode Run(const GlobalOptions&, console::Console& console) override {
-    Diagnostics diagnostics;
-    std::optional<Bundle> bundle = LoadBundle(scenario_, diagnostics);
-    // The sim's latency profile is the application's, not the manifest's, but a run reads it
-    // before it sends anything: check it as the run will.
-    if (bundle && bundle->scenario.target.kind == TargetKind::kSim &&
-        !sim::LoadSimProfile(bundle->scenario.target.sim_profile, diagnostics))
-      bundle.reset();
-    // The tokenizer and the dataset are read as the run will read them, so that their problems
-    // (a dataset's bad lines) show now.
     scenario::InputFiles input;
-    if (bundle && !scenario::LoadInputFiles(bundle->scenario, diagnostics, input)) bundle.reset();
-    if (!bundle) {
-      for (const Diagnostic& diagnostic : diagnostics.Sorted())
-        console.Error(diagnostic.ToString());
-      size_t count = diagnostics.Count();
-      console.Error(std::to_string(count) + (count == 1 ? " problem" : " problems") + " in " +
-                    scenario_ + " and the files it names");
-      return ExitCode::kInvalidInput;
+    std::optional<Bundle> bundle = LoadBundleAsRunWill(scenario_, console, input);
+    if (!bundle) return ExitCode::kInvalidInput;
+    if (shards_ > 1) {
+      const std::vector<std::string> problems = scenario::ShardProblems(*bundle, shards_);
+      for (const std::string& problem : problems)
+        console.Error(problem);
+      if (!problems.empty()) return ExitCode::kInvalidInput;
     }
     Fingerprint fingerprint = ComputeFingerprint(*bundle);
     if (json_) {
@@ -253,6 +248,7 @@ class ValidateCommand : public Command {
  private:
   std::string scenario_;
   bool json_ = false;
+  int64_t shards_ = 1;
 };
 
 }  // namespace

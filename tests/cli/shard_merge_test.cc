@@ -170,6 +170,14 @@ TEST_CASE("three shards of a run, started together and merged, are the unsharded
     CHECK(ran.err.find("closed.yaml:30:13: warmup: a run in 3 shards starts every phase at the "
                        "same planned offset") != std::string::npos);
     CHECK(ran.err.find("concurrency 1 is below 3") != std::string::npos);
+    // validate says so too, when asked about shards; the scenario is valid on its own.
+    Ran validated = testing::RunStagegate(dir, {"validate", dir / "closed.yaml", "--shards", "3"});
+    CHECK(validated.exit_code == 2);
+    CHECK(validated.err.find("closed.yaml:30:13: warmup: a run in 3 shards") != std::string::npos);
+    CHECK(testing::RunStagegate(dir, {"validate", dir / "closed.yaml"}).exit_code == 0);
+    CHECK(
+        testing::RunStagegate(dir, {"validate", dir / "report.yaml", "--shards", "3"}).exit_code ==
+        0);
     // Without an application of their own, shards would each measure a different one.
     ran = testing::RunStagegate(dir, {"run", dir / "report.yaml", "--shard", "2/3"});
     CHECK(ran.exit_code == 2);
