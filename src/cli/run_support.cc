@@ -111,7 +111,14 @@ Result<int64_t> StartAtOption(const std::string& text) {
                                 "': expected RFC 3339 with a zone, e.g. 2026-12-02T10:00:00Z, "
                                 "or Unix milliseconds");
   };
-  if (std::optional<int64_t> ms = ParseWholeNumber(text)) return *ms;
+  // Within a week of now either way: a start further off is a mistake, and its ns would not fit.
+  const auto near = [&text, &bad](int64_t ms) -> Result<int64_t> {
+    constexpr int64_t kWeekMs = 7LL * 86'400'000;
+    if (ms < WallUnixMs() - kWeekMs || ms > WallUnixMs() + kWeekMs)
+      return Status::InvalidInput("--start-at '" + text + "': more than a week from now");
+    return ms;
+  };
+  if (std::optional<int64_t> ms = ParseWholeNumber(text)) return near(*ms);
   std::tm tm{};
   const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
   if (rest == nullptr) return bad();
@@ -121,14 +128,14 @@ Result<int64_t> StartAtOption(const std::string& text) {
     for (++rest; std::isdigit(static_cast<unsigned char>(*rest)); ++rest, scale /= 10)
       ms += (*rest - '0') * scale;  // digits past the millisecond add nothing
   }
-  if (*rest == 'Z' || *rest == 'z') return rest[1] == '\0' ? Result<int64_t>(ms) : bad();
+  if (*rest == 'Z' || *rest == 'z') return rest[1] == '\0' ? near(ms) : bad();
   int hours = 0, minutes = 0;
   char sign = 0, end = 0;
   if (std::sscanf(rest, "%c%2d:%2d%c", &sign, &hours, &minutes, &end) != 3 ||
       (sign != '+' && sign != '-') || hours > 23 || minutes > 59 || std::strlen(rest) != 6)
     return bad();
   const int64_t offset_ms = (hours * 60 + minutes) * 60'000;
-  return sign == '+' ? ms - offset_ms : ms + offset_ms;
+  return near(sign == '+' ? ms - offset_ms : ms + offset_ms);
 }
 
 }  // namespace stagegate::cli

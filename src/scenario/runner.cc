@@ -488,6 +488,16 @@ Status Runner::RunStageSweep(const PlanStage& stage, size_t index,
   result.sweep_levels = sweep->outcomes;
   result.sweep_search = phase.search;
   result.sweep_took_s = sweep->took_s;
+  // Merged from the store, the sweep took what its levels spanned, not the replay's time.
+  if (settings_.replay && !result.steps.empty()) {
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (const StepResult& s : result.steps)
+      if (s.step.kind == PhaseKind::kSweep) {
+        first = std::min(first, s.started_ns);
+        last = std::max(last, s.ended_ns);
+      }
+    if (last > first) result.sweep_took_s = static_cast<double>(last - first) / 1e9;
+  }
   return Status::Ok();
 }
 

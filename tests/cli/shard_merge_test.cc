@@ -191,6 +191,15 @@ TEST_CASE("three shards of a run, started together and merged, are the unsharded
                                       "tomorrow", "--target-url", url});
     CHECK(ran.exit_code == 2);
     CHECK(ran.err.find("--start-at 'tomorrow': expected RFC 3339") != std::string::npos);
+    // Hostile times: past what a ns count holds, a zone out of range, trailing bytes.
+    for (const char* hostile : {"99999999999999999", "2026-12-02T10:00:00+25:00",
+                                "2026-12-02T10:00:00Zjunk", "1970-01-01T00:00:00Z"}) {
+      INFO(hostile);
+      ran = testing::RunStagegate(dir, {"run", dir / "report.yaml", "--shard", "1/3", "--start-at",
+                                        hostile, "--target-url", url});
+      CHECK(ran.exit_code == 2);
+      CHECK(ran.err.find("--start-at '" + std::string(hostile) + "'") != std::string::npos);
+    }
   }
 
   SECTION("the merged run holds every shard's records, and every figure over their union") {
@@ -320,6 +329,12 @@ TEST_CASE("three shards of a run, started together and merged, are the unsharded
     const std::string merged_id = json::parse(testing::ReadText(dir / "merged/run.json"))["run_id"];
     const std::string whole_id = json::parse(testing::ReadText(dir / "whole/run.json"))["run_id"];
     CHECK(IsRegularFile(dir / "merged/report.html"));
+    // The merged sweep took what its levels spanned: two levels of 7 s and their grace.
+    const double took =
+        json::parse(testing::ReadText(dir / "merged/run.json"))["stages"][0]["capacity"]["took_s"]
+            .get<double>();
+    CHECK(took > 14);
+    CHECK(took < 30);
     for (const std::string& run : {merged_id, whole_id}) {
       testing::ScoreAll(dir, run);
       Ran gate = testing::RunStagegate(dir, {"report", run, "--out", dir / run, "--gate"});
