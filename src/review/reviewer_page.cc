@@ -228,6 +228,7 @@ constexpr std::string_view kPageTail = R"html(</script>
   const itemIds = new Set(items.map((it) => it.id));
   const storageKey = 'stagegate-review/' + packet.exportId + '/' + packet.reviewer;
   const scores = new Map();   // item id -> Map(criterion id -> level)
+  const givenAt = new Map();  // item id -> Map(criterion id -> Date.now() when its score was given)
   const seconds = new Map();  // item id -> seconds shown while the page was visible
   let index = 0;              // the item shown
   let current = 0;            // the criterion digit keys score
@@ -256,28 +257,72 @@ constexpr std::string_view kPageTail = R"html(</script>
   }
   const storage = openStorage();
 
+  // What a save holds, read back: scores with the time each was given (Date.now(); 0 for a save
+  // from before times were kept) and seconds. null when nothing is saved, 'unreadable' when it
+  // does not parse.
+  function readSaved(text) {
+    if (text === null) return null;
+    let saved;
+    try {
+      saved = JSON.parse(text);
+    } catch (e) {
+      return 'unreadable';
+    }
+    if (!isObject(saved) || !Array.isArray(saved.items)) return 'unreadable';
+    const out = [];
+    for (const entry of saved.items) {
+      if (!isObject(entry) || !itemIds.has(entry.item)) continue;
+      const given = [];
+      for (const pair of Array.isArray(entry.scores) ? entry.scores : []) {
+        const c = Array.isArray(pair) ? criteriaById.get(pair[0]) : undefined;
+        if (!c || !c.levels.some((l) => l.level === pair[1])) continue;
+        given.push({criterion: c.id, level: pair[1], at: Number.isFinite(pair[2]) ? pair[2] : 0});
+      }
+      const s = Number.isFinite(entry.seconds) && entry.seconds >= 0 ? entry.seconds : 0;
+      out.push({item: entry.item, given, seconds: s});
+    }
+    return out;
+  }
+
+  // Takes a save in: a score given later than the one here replaces it, and an item keeps the
+  // larger time. Scores are never taken away, so two tabs that save in any order both end with
+  // every score either gave. Returns whether a score here changed.
+  function takeIn(saved) {
+    let changed = false;
+    for (const entry of saved) {
+      if (!scores.has(entry.item)) scores.set(entry.item, new Map());
+      if (!givenAt.has(entry.item)) givenAt.set(entry.item, new Map());
+      const mine = scores.get(entry.item);
+      const times = givenAt.get(entry.item);
+      for (const g of entry.given) {
+        const here = times.has(g.criterion) ? times.get(g.criterion) : -1;
+        if (g.at < here || (g.at === here && !(g.level > mine.get(g.criterion)))) continue;
+        changed = changed || mine.get(g.criterion) !== g.level;
+        mine.set(g.criterion, g.level);
+        times.set(g.criterion, g.at);
+      }
+      seconds.set(entry.item, Math.max(entry.seconds, seconds.get(entry.item) || 0));
+    }
+    return changed;
+  }
+
   function restore() {
     let saved;
     try {
-      const text = storage.getItem(storageKey);
-      if (text === null) return;
-      saved = JSON.parse(text);
+      saved = readSaved(storage.getItem(storageKey));
     } catch (e) {
-      saved = null;
+      saved = 'unreadable';
     }
-    if (!isObject(saved) || !Array.isArray(saved.items)) {
+    if (saved === 'unreadable') {
       return showNotice('Progress saved earlier for this packet could not be read; starting afresh.');
     }
-    for (const entry of saved.items) {
-      if (!isObject(entry) || !itemIds.has(entry.item)) continue;
-      const mine = new Map();
-      for (const pair of Array.isArray(entry.scores) ? entry.scores : []) {
-        const c = Array.isArray(pair) ? criteriaById.get(pair[0]) : undefined;
-        if (c && c.levels.some((l) => l.level === pair[1])) mine.set(c.id, pair[1]);
-      }
-      scores.set(entry.item, mine);
-      if (Number.isFinite(entry.seconds) && entry.seconds >= 0) seconds.set(entry.item, entry.seconds);
-    }
+    if (saved) takeIn(saved);
+  }
+
+  function showOtherTab() {
+    showNotice('This packet is open in another tab too: scores given there appear here. ' +
+               'Score in one tab at a time.');
+    if (document.querySelector('.criterion')) updateMarks();
   }
 
   // Adds the time since the last flush to the item shown, and goes on timing if it was.
@@ -297,16 +342,30 @@ constexpr std::string_view kPageTail = R"html(</script>
   }
 
   let saveFailed = false;
+  // Reads what is kept before writing over it: another tab's save that has not reached this one
+  // yet (its storage event still queued) is taken in, not dropped.
   function save() {
     flushClock();
     if (!storage) return;
-    const entries = items.map((it) => ({item: it.id, scores: [...scoresOf(it.id)], seconds: seconds.get(it.id) || 0}));
+    let changed = false;
+    try {
+      const saved = readSaved(storage.getItem(storageKey));
+      if (Array.isArray(saved)) changed = takeIn(saved);
+    } catch (e) {
+      // Unreadable storage: what this tab holds is written below.
+    }
+    const entries = items.map((it) => {
+      const times = givenAt.get(it.id) || new Map();
+      const given = [...scoresOf(it.id)].map(([c, level]) => [c, level, times.get(c) || 0]);
+      return {item: it.id, scores: given, seconds: seconds.get(it.id) || 0};
+    });
     try {
       storage.setItem(storageKey, JSON.stringify({version: 1, items: entries}));
     } catch (e) {
       if (!saveFailed) showNotice('Progress could not be saved in this browser: download your scores before you close the page.');
       saveFailed = true;
     }
+    if (changed) showOtherTab();
   }
 
   function section(title, className) {
@@ -396,6 +455,8 @@ constexpr std::string_view kPageTail = R"html(</script>
     const id = items[index].id;
     if (!scores.has(id)) scores.set(id, new Map());
     scores.get(id).set(criteria[criterionIndex].id, level);
+    if (!givenAt.has(id)) givenAt.set(id, new Map());
+    givenAt.get(id).set(criteria[criterionIndex].id, Date.now());
     current = Math.min(criterionIndex + 1, criteria.length - 1);
     save();
     updateMarks();
@@ -507,18 +568,15 @@ constexpr std::string_view kPageTail = R"html(</script>
   });
   window.addEventListener('pageshow', startClock);
   // The same packet open in another tab saves there as well. Those saves arrive here as they are
-  // made, and every score is saved as it is given, so taking them in keeps either tab's next save
-  // from dropping the other's scores. Time counts in the visible tab; an item keeps the larger.
+  // made, and every score is saved as it is given. A save here also takes in what is kept first,
+  // so neither tab's save drops the other's scores, whichever order the saves and their events
+  // come in. Time counts in the visible tab; an item keeps the larger.
   window.addEventListener('storage', (event) => {
     if (!storage || event.key !== storageKey || event.newValue === null) return;
     flushClock();
-    const timed = new Map(seconds);
-    scores.clear();
-    restore();
-    for (const [id, s] of timed) seconds.set(id, Math.max(s, seconds.get(id) || 0));
-    showNotice('This packet is open in another tab too: scores given there appear here. ' +
-               'Score in one tab at a time.');
-    updateMarks();
+    const saved = readSaved(event.newValue);
+    if (Array.isArray(saved)) takeIn(saved);
+    showOtherTab();
   });
   setInterval(save, 5000);
   const unfinished = items.findIndex((it) => !isComplete(it.id));
