@@ -1,6 +1,7 @@
 #include "base/clock.h"
 
 #include <chrono>
+#include <ctime>
 
 namespace stagegate {
 
@@ -28,6 +29,15 @@ ClockAnchors ReadClockAnchors() {
                            .count();
   const int64_t after = SteadyClock::Get().NowNs();
   return {.wall_ns = wall, .steady_ns = before + (after - before) / 2};
+}
+
+std::string FormatUtc(int64_t unix_s, const char* format) {
+  const std::time_t seconds = static_cast<std::time_t>(unix_s);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  const size_t n = std::strftime(text, sizeof text, format, &utc);
+  return std::string(text, n);
 }
 
 }  // namespace stagegate

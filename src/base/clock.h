@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace stagegate {
 
@@ -33,5 +34,8 @@ struct ClockAnchors {
   int64_t steady_ns = 0;
 };
 ClockAnchors ReadClockAnchors();
+
+/// `unix_s` (seconds since the Unix epoch) in UTC, through strftime's `format`.
+std::string FormatUtc(int64_t unix_s, const char* format);
 
 }  // namespace stagegate

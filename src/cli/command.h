@@ -78,6 +78,7 @@ std::unique_ptr<Command> MakeQualityCommand();
 std::unique_ptr<Command> MakeTriageCommand();
 std::unique_ptr<Command> MakeReportCommand();
 std::unique_ptr<Command> MakeRunsCommand();
+std::unique_ptr<Command> MakeSignoffCommand();
 std::unique_ptr<Command> MakeCompareCommand();
 std::unique_ptr<Command> MakeK8sCommand();
 

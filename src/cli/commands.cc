@@ -49,6 +49,10 @@ const std::vector<CommandEntry>& Commands() {
        "The release report of a run: verdict and the three conditions, as Markdown, HTML, JSON, "
        "JUnit XML and CSV; --gate exits 0 ready, 1 not ready, 4 pending",
        MakeReportCommand},
+      {"signoff",
+       "Record an owner's decision (accept or reject) on one condition of a run, with the "
+       "evidence it was made on; the report shows it, stale once the evidence changes",
+       MakeSignoffCommand},
       {"runs", "List the runs in the store, with their status and verdict", MakeRunsCommand},
       {"compare",
        "Compare a run with a baseline run: comparability, then latency and score differences "

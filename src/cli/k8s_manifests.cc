@@ -8,6 +8,7 @@
 #include <ctime>
 #include <string_view>
 
+#include "base/clock.h"
 #include "base/strings.h"
 
 namespace stagegate::cli {
@@ -343,15 +344,6 @@ std::string MergeJobDoc(const K8sPlan& plan) {
 }
 
 }  // namespace
-
-std::string FormatUtc(int64_t unix_s, const char* format) {
-  const std::time_t seconds = static_cast<std::time_t>(unix_s);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[64];
-  const size_t n = std::strftime(text, sizeof text, format, &utc);
-  return std::string(text, n);
-}
 
 std::string Rfc3339Utc(int64_t unix_s) {
   return FormatUtc(unix_s, "%Y-%m-%dT%H:%M:%SZ");

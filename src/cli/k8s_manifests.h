@@ -51,8 +51,6 @@ struct K8sPlan {
 /// yaml-cpp's emitter: every string that YAML would read as another type is quoted.
 std::string K8sManifests(const K8sPlan& plan);
 
-/// `unix_s` in UTC, through strftime's `format`.
-std::string FormatUtc(int64_t unix_s, const char* format);
 /// "2026-12-02T10:00:00Z".
 std::string Rfc3339Utc(int64_t unix_s);
 

@@ -1,9 +1,9 @@
 // `stagegate report RUN` (the three-condition release report, from the store alone) and
 // `stagegate runs` (the runs in the store, with their verdicts).
 
-#include <ctime>
 #include <filesystem>
 
+#include "base/clock.h"
 #include "base/files.h"
 #include "base/strings.h"
 #include "cli/command.h"
@@ -20,12 +20,7 @@ namespace {
 constexpr const char* kFormats[] = {"md", "html", "json", "junit", "csv"};
 
 std::string UtcTime(int64_t unix_ms) {
-  const time_t seconds = static_cast<time_t>(unix_ms / 1000);
-  tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  strftime(text, sizeof text, "%Y-%m-%d %H:%M:%SZ", &utc);
-  return text;
+  return FormatUtc(unix_ms / 1000, "%Y-%m-%d %H:%M:%SZ");
 }
 
 // Writes the dashboard of every run in `store` to `dir`/index.html, linking each run's

@@ -36,11 +36,7 @@ StopOnSignal::~StopOnSignal() {
 }
 
 std::string NewRunId(const std::string& prefix) {
-  char stamp[32];
-  const time_t now = time(nullptr);
-  tm utc{};
-  gmtime_r(&now, &utc);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  const std::string stamp = FormatUtc(time(nullptr), "%Y%m%d-%H%M%S");
   std::random_device device;
   char suffix[8];
   std::snprintf(suffix, sizeof suffix, "%04x", device() & 0xFFFF);

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/strings.h"
 #include "stats/summary.h"
 
@@ -64,14 +65,10 @@ json Single(const char* unit, double value) {
 
 // "2026-12-01T23:44:47.123456", UTC, with microseconds: AIPerf's ISO 8601 layout.
 std::string IsoTime(int64_t unix_ns) {
-  const std::time_t seconds = static_cast<std::time_t>(unix_ns / 1'000'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[40];
-  const size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(text + n, sizeof text - n, ".%06lld",
+  char micros[16];
+  std::snprintf(micros, sizeof micros, ".%06lld",
                 static_cast<long long>((unix_ns % 1'000'000'000) / 1000));
-  return text;
+  return FormatUtc(unix_ns / 1'000'000'000, "%Y-%m-%dT%H:%M:%S") + micros;
 }
 
 }  // namespace

@@ -306,7 +306,7 @@ json CanonicalScenario(const Bundle& bundle) {
     input["sessions"] = {{"turns", TokensJson(sessions->turns)},
                          {"think_ms", TokensJson(sessions->think_ms)},
                          {"follow_up_tokens", TokensJson(sessions->follow_up_tokens)}};
-  return {
+  json canonical = {
       {"format", 1},
       {"name", s.name},
       {"manifest",
@@ -342,12 +342,20 @@ json CanonicalScenario(const Bundle& bundle) {
         {"gpu", NameOf(s.telemetry.gpu, kGpuTelemetryNames)},
         {"dcgm_url", UrlWithoutUserinfo(s.telemetry.dcgm_url)}}},
   };
+  if (s.decisions.present)
+    canonical["decisions"] = {{"owners", s.decisions.owners},
+                              {"require_signoff", s.decisions.require_signoff}};
+  return canonical;
 }
 
 Fingerprint ComputeFingerprint(const Bundle& bundle) {
   json canonical = CanonicalScenario(bundle);
   Fingerprint fingerprint;
-  fingerprint.value = Sha256Hex(canonical.dump());
+  // Who decides is kept with the run but is not what was measured: two runs that differ only in
+  // it are comparable.
+  json measured = canonical;
+  measured.erase("decisions");
+  fingerprint.value = Sha256Hex(measured.dump());
   if (!canonical["corpus"].is_null()) fingerprint.corpus_sha = canonical["corpus"]["sha256"];
   if (!canonical["rubric"].is_null()) fingerprint.rubric_sha = canonical["rubric"]["sha256"];
   return fingerprint;

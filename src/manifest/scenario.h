@@ -269,6 +269,15 @@ struct Telemetry {
   std::string dcgm_url;
 };
 
+/// Who owns each condition's release decision, and whether "ready" waits for their sign-off
+/// (`stagegate signoff`). Owners are keyed "responsiveness", "quality" and "recoverability".
+struct Decisions {
+  bool present = false;  // the scenario has a `decisions:` section
+  SourcePos pos;
+  std::map<std::string, std::string> owners;
+  bool require_signoff = false;
+};
+
 /// A loaded scenario: every default applied, every path resolved against the scenario's folder.
 struct Scenario {
   std::string file;  // as the user named it
@@ -289,6 +298,7 @@ struct Scenario {
   OnStageFailure on_stage_failure = OnStageFailure::kContinue;
   TriageRules triage;
   Telemetry telemetry;
+  Decisions decisions;
   std::string baseline;
 
   const LoadPhase* FindPhase(PhaseKind kind) const;

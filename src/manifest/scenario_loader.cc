@@ -486,6 +486,38 @@ Telemetry ReadTelemetry(const YamlFile& file, const YAML::Node& node) {
   return telemetry;
 }
 
+Decisions ReadDecisions(const YamlFile& file, const YAML::Node& node) {
+  Decisions decisions{.present = true, .pos = file.Pos(node)};
+  MapReader map(file, node, "decisions");
+  YAML::Node owners = map.Get("owners");
+  if (owners.IsDefined()) {
+    MapReader owner_map(file, owners, "decisions: owners");
+    for (const char* condition : {"responsiveness", "quality", "recoverability"})
+      if (std::optional<std::string> owner = owner_map.String(condition)) {
+        if (Trim(*owner).empty() || owner->size() > 200 ||
+            std::any_of(owner->begin(), owner->end(),
+                        [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+          file.Error(owners[condition],
+                     std::string("decisions: owners: '") + condition +
+                         "' must name someone: 1 to 200 characters, no control characters");
+        else
+          decisions.owners[condition] = *owner;
+      }
+    owner_map.Finish();
+  }
+  decisions.require_signoff = map.Bool("require_signoff").value_or(false);
+  const SourcePos require_pos =
+      decisions.require_signoff ? file.Pos(node["require_signoff"]) : SourcePos{};
+  if (decisions.require_signoff)
+    for (const char* condition : {"responsiveness", "quality"})
+      if (!decisions.owners.contains(condition))
+        file.Error(require_pos, std::string("decisions: 'require_signoff: true' needs an owner "
+                                            "of the ") +
+                                    condition + " decision in 'owners'");
+  map.Finish();
+  return decisions;
+}
+
 }  // namespace
 
 const LoadPhase* Scenario::FindPhase(PhaseKind kind) const {
@@ -545,6 +577,8 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
   if (triage.IsDefined()) scenario.triage = ReadTriage(file, triage);
   YAML::Node telemetry = map.Get("telemetry");
   if (telemetry.IsDefined()) scenario.telemetry = ReadTelemetry(file, telemetry);
+  YAML::Node decisions = map.Get("decisions");
+  if (decisions.IsDefined()) scenario.decisions = ReadDecisions(file, decisions);
   scenario.baseline = map.String("baseline").value_or("");
   map.Finish();
 

@@ -4,6 +4,7 @@
 
 #include "base/strings.h"
 #include "report/comparability.h"
+#include "report/decisions.h"
 #include "stats/summary.h"
 
 namespace stagegate::report {
@@ -334,6 +335,7 @@ Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
   AddResponsiveness(m.findings, m);
   AddQuality(m.quality, m);
   AddRecoverability(m.findings, m);
+  SG_RETURN_IF_ERROR(AddDecisions(store, m));
   if (charts) SG_RETURN_IF_ERROR(AddCharts(store, run, m.findings, m));
   Decide(m);
   return m;

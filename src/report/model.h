@@ -57,6 +57,15 @@ struct ChartData {
   std::map<std::string, std::map<int64_t, int64_t>> score_levels;
 };
 
+/// One condition's release decision: who owns it and what was last decided.
+struct Decision {
+  Condition condition = Condition::kResponsiveness;
+  std::string owner;                     // "" when the scenario names none
+  std::string evidence;                  // the condition's evidence fingerprint now
+  std::optional<store::Signoff> latest;  // the last decision recorded, if any
+  bool stale = false;                    // `latest` was made on other evidence
+};
+
 /// Everything a report shows, built from the store alone.
 struct ReportModel {
   store::RunInfo run;
@@ -65,6 +74,10 @@ struct ReportModel {
   Verdict verdict = Verdict::kPending;
   std::vector<std::string> verdict_reasons;  // failed checks, or what is missing
   std::vector<Check> checks;
+  // Each condition's owner and decision (report/decisions.h), in kConditions order; whether
+  // "ready" waits for the owners' acceptance.
+  std::vector<Decision> decisions;
+  bool require_signoff = false;
   quality::QualitySummary quality;
   ChartData charts;
   std::vector<std::string> notes;

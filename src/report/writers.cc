@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "report/compare_runs.h"
+#include "report/decisions.h"
 #include "report/model.h"
 #include "report/svg.h"
 
@@ -233,6 +234,14 @@ std::string MarkdownTable(const std::vector<std::vector<std::string>>& table) {
   return out;
 }
 
+// What the decisions do to the verdict, after `lead`.
+std::string DecisionRule(const ReportModel& m, const std::string& lead) {
+  return lead + (m.require_signoff
+                     ? "Ready needs each named owner's acceptance, on the evidence as it is now."
+                     : "Sign-off is not required: an owner's rejection still makes the run not "
+                       "ready.");
+}
+
 // The stage table and where responsiveness ends; TTFT by turn when sessions ran.
 std::string HtmlStageTable(const ReportModel& m) {
   if (m.findings.stages.empty()) return "";
@@ -454,6 +463,7 @@ json ReportJson(const ReportModel& m) {
                classes[name] = count;
              return classes;
            }()},
+          {"decisions", DecisionsJson(m)},
           {"baseline", m.baseline ? *m.baseline : json(nullptr)},
           {"notes", m.notes}};
 }
@@ -490,6 +500,8 @@ std::string ReportMarkdown(const ReportModel& m) {
         out += CodeLine(line);
     }
   }
+  if (const auto decisions = DecisionTable(m); decisions.size() > 1)
+    out += "\n## Decisions\n\n" + MarkdownTable(decisions) + DecisionRule(m, "\n") + "\n";
   if (!m.triage.empty()) {
     int64_t total = 0;
     for (const auto& [name, count] : m.triage)
@@ -607,6 +619,9 @@ std::string ReportHtml(const ReportModel& m) {
     if (condition == Condition::kQuality) out += HtmlQuality(m);
     if (condition == Condition::kRecoverability) out += HtmlToolOutageEvidence(m);
   }
+  if (const auto decisions = DecisionTable(m); decisions.size() > 1)
+    out +=
+        "<h2>Decisions</h2>\n" + HtmlTable(decisions) + "<p>" + e(DecisionRule(m, "")) + "</p>\n";
   out += HtmlTriage(m);
   if (!m.baseline_lines.empty()) {
     out += "<h2>Baseline comparison</h2>\n<pre>";

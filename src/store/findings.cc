@@ -340,6 +340,16 @@ StoredScenario ParseScenario(std::string_view scenario_json) {
   for (const auto& [key, target] :
        {std::pair{"corpus", &out.corpus_sha256}, std::pair{"rubric", &out.rubric_sha256}})
     if (const json* part = f.Object(key)) *target = f.Nested(*part, key).Text("sha256");
+  if (const json* decisions = f.Object("decisions")) {
+    const Fields d = f.Nested(*decisions, "decisions");
+    out.require_signoff = d.Bool("require_signoff").value_or(false);
+    if (const json* owners = d.Object("owners")) {
+      const Fields o = d.Nested(*owners, "owners");
+      for (const auto& [condition, owner] : owners->items())
+        if (std::string name = o.Text(condition.c_str()); !name.empty())
+          out.owners[condition] = std::move(name);
+    }
+  }
   return out;
 }
 

@@ -187,6 +187,10 @@ struct StoredScenario {
   std::optional<std::vector<std::string>> tool_failure_patterns;  // empty: not in the scenario
   std::optional<std::vector<std::string>> refusal_patterns;
   std::string corpus_sha256, rubric_sha256;  // empty: none
+  // The scenario's `decisions:`: condition ("quality", ...) -> owner, and whether "ready" waits
+  // for their sign-off.
+  std::map<std::string, std::string> owners;
+  bool require_signoff = false;
   std::vector<std::string> problems;
 };
 

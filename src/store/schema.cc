@@ -180,6 +180,21 @@ const std::vector<std::string>& Migrations() {
       ALTER TABLE requests ADD COLUMN session INTEGER;
       ALTER TABLE requests ADD COLUMN turn INTEGER;
       )sql",
+      // 11: the decisions of the owners of each condition on a run, with the evidence each was
+      // made on.
+      R"sql(
+      CREATE TABLE signoffs (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        condition TEXT NOT NULL CHECK (condition IN ('responsiveness', 'quality', 'recoverability')),
+        signed_by TEXT NOT NULL,
+        decision TEXT NOT NULL CHECK (decision IN ('accept', 'reject')),
+        note TEXT NOT NULL DEFAULT '',
+        evidence TEXT NOT NULL,
+        signed_unix_ms INTEGER NOT NULL
+      );
+      CREATE INDEX signoffs_by_run ON signoffs(run_id, condition, id);
+      )sql",
   };
   return kMigrations;
 }

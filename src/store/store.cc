@@ -310,8 +310,9 @@ Status Store::AddRequests(std::span<const load::RequestRecord> records) {
   Transaction transaction(*db_);
   SG_RETURN_IF_ERROR(transaction.begin_status());
   Result<Statement> insert = Statement::Prepare(
-      *db_, std::string("INSERT INTO requests (") + kRequestColumns +
-                ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      *db_,
+      std::string("INSERT INTO requests (") + kRequestColumns +
+          ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
   Result<Statement> insert_chunks =
       Statement::Prepare(*db_, "INSERT INTO chunks (request_id, times_ns) VALUES (?, ?)");

@@ -22,6 +22,18 @@ inline constexpr const char* kDefaultStorePath = "reports/stagegate.db";
 enum class RunStatus { kRunning, kComplete, kInterrupted, kResumed, kFailed };
 std::string_view RunStatusName(RunStatus status);
 
+/// An owner's decision on one condition of a run (`stagegate signoff`).
+struct Signoff {
+  int64_t id = 0;  // set when read back: later decisions have larger ids
+  std::string run_id;
+  std::string condition;  // "responsiveness", "quality" or "recoverability"
+  std::string signed_by;
+  std::string decision;  // "accept" or "reject"
+  std::string note;
+  std::string evidence;  // the condition's evidence fingerprint when it was made
+  int64_t signed_unix_ms = 0;
+};
+
 struct RunInfo {
   std::string id;
   std::string scenario_name;
@@ -164,6 +176,13 @@ class Store {
   /// criterion -> level -> count. An LLM judge's scores are left out.
   Result<std::map<std::string, std::map<int64_t, int64_t>>> ScoreLevelCounts(
       const std::string& run_id);
+
+  // Sign-offs (defined in signoffs.cc).
+
+  /// Records a decision.
+  Status AddSignoff(const Signoff& signoff);
+  /// A run's decisions, oldest first.
+  Result<std::vector<Signoff>> ListSignoffs(const std::string& run_id);
 
  private:
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}

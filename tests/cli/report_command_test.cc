@@ -295,6 +295,154 @@ TEST_CASE("every command that reads the store survives a run of each kind",
                          "run)") != std::string::npos);
 }
 
+// A check of report.json by name, or null.
+json CheckNamed(const json& report, const std::string& name) {
+  for (const json& check : report["checks"])
+    if (check["name"] == name) return check;
+  return nullptr;
+}
+
+Ran Signoff(const testing::TempDir& dir, const std::string& run, const std::string& condition,
+            const std::string& by, const std::string& decision, const std::string& note = "") {
+  std::vector<std::string> args = {"signoff", run, "--condition", condition,
+                                   "--by",    by,  "--decision",  decision};
+  if (!note.empty()) args.insert(args.end(), {"--note", note});
+  return testing::RunStagegate(dir, args);
+}
+
+TEST_CASE(
+    "with require_signoff, ready waits for each owner's acceptance, and a rejection or new "
+    "evidence undoes it",
+    "[cli][report][signoff][serial]") {
+  testing::TempDir dir;
+  const std::string run =
+      ReportRun(dir, "",
+                {{"on_stage_failure: continue\n",
+                  "on_stage_failure: continue\ndecisions:\n  owners:\n    quality: Dana Ortiz "
+                  "<dana@example.com>\n    responsiveness: Platform operations\n  require_signoff: "
+                  "true\n"}});
+  testing::ScoreAll(dir, run);
+  // Everything measured passes; the owners have not decided.
+  Ran before = Report(dir, run);
+  INFO(before.out << before.err);
+  CHECK(before.exit_code == 4);
+  CHECK(before.out.find("  quality: sign-off by Dana Ortiz <dana@example.com> (awaiting the "
+                        "decision: stagegate signoff " +
+                        run + " --condition quality)") != std::string::npos);
+  CHECK(before.out.find("  responsiveness: sign-off by Platform operations (awaiting") !=
+        std::string::npos);
+
+  Ran quality = Signoff(dir, run, "quality", "Dana Ortiz", "accept", "scores look right");
+  INFO(quality.out << quality.err);
+  CHECK(quality.exit_code == 0);
+  CHECK(quality.out.find("recorded: quality accepted by Dana Ortiz") != std::string::npos);
+  CHECK(quality.out.find("verdict: pending\n") != std::string::npos);
+  CHECK(Report(dir, run).exit_code == 4);  // the last owner has not decided yet
+
+  Ran ops = Signoff(dir, run, "responsiveness", "Sam (platform ops)", "accept");
+  INFO(ops.out << ops.err);
+  CHECK(ops.out.find("verdict: ready\n") != std::string::npos);
+  Ran ready = Report(dir, run);
+  INFO(ready.out << ready.err);
+  CHECK(ready.exit_code == 0);
+  json report = json::parse(testing::ReadText(dir / "report/report.json"));
+  CHECK(report["decisions"]["require_signoff"] == true);
+  REQUIRE(report["decisions"]["conditions"].size() == 2);
+  const json& q = report["decisions"]["conditions"][1];
+  CHECK(q["condition"] == "quality");
+  CHECK(q["owner"] == "Dana Ortiz <dana@example.com>");
+  CHECK(q["latest"]["by"] == "Dana Ortiz");
+  CHECK(q["latest"]["note"] == "scores look right");
+  CHECK(q["latest"]["stale"] == false);
+  CHECK(q["latest"]["evidence"] == q["evidence"]);
+  CHECK(CheckNamed(report, "sign-off by Platform operations")["status"] == "pass");
+  // The owner's name is text in the page, never markup.
+  const std::string html = testing::ReadText(dir / "report/report.html");
+  CHECK(html.find("<td>Dana Ortiz &lt;dana@example.com&gt;</td>") != std::string::npos);
+  CHECK(html.find("<dana@example.com>") == std::string::npos);
+  const std::string md = testing::ReadText(dir / "report/report.md");
+  CHECK(md.find("## Decisions\n\n| condition | owner | decision | by | when | evidence | note |") !=
+        std::string::npos);
+  CHECK(md.find("| quality | Dana Ortiz &lt;dana@example.com&gt; | accepted | Dana Ortiz | ") !=
+        std::string::npos);
+
+  // The evidence changes: one answer's scores are raised by both reviewers (quality still
+  // passes). Dana's acceptance is stale; the responsiveness one stands.
+  {
+    auto db = store::Database::Open(dir / "store.db");
+    REQUIRE(db.ok());
+    REQUIRE((*db)
+                ->Exec("UPDATE scores SET value = 5 WHERE value = 4 AND item_id IN (SELECT "
+                       "item_id FROM review_items WHERE request_id = (SELECT MIN(r.request_id) "
+                       "FROM review_items r JOIN scores s ON s.item_id = r.item_id WHERE "
+                       "s.value = 4))")
+                .ok());
+  }
+  Ran stale = Report(dir, run);
+  INFO(stale.out << stale.err);
+  CHECK(stale.exit_code == 4);
+  report = json::parse(testing::ReadText(dir / "report/report.json"));
+  CHECK(report["conditions"]["quality"]["summary"]["verdict"] == "pass");
+  CHECK(report["decisions"]["conditions"][1]["latest"]["stale"] == true);
+  CHECK(report["decisions"]["conditions"][0]["latest"]["stale"] == false);
+  const json dana = CheckNamed(report, "sign-off by Dana Ortiz <dana@example.com>");
+  CHECK(dana["status"] == "pending");
+  const std::string detail = dana["detail"];
+  CHECK(detail.rfind("accepted by Dana Ortiz on 20", 0) == 0);
+  CHECK(
+      detail.ends_with("Z: scores look right (on evidence that has changed since): to be signed "
+                       "again"));
+  CHECK(testing::ReadText(dir / "report/report.md").find("| stale: changed since |") !=
+        std::string::npos);
+  CHECK(Signoff(dir, run, "quality", "Dana Ortiz", "accept").exit_code == 0);
+  CHECK(Report(dir, run).exit_code == 0);
+
+  // A rejection makes the run not ready, with the owner's note as the reason.
+  Ran rejected = Signoff(dir, run, "responsiveness", "Sam (platform ops)", "reject",
+                         "burst p95 is too close to the limit");
+  CHECK(rejected.out.find("verdict: not ready\n") != std::string::npos);
+  Ran gate = Report(dir, run);
+  INFO(gate.out << gate.err);
+  CHECK(gate.exit_code == 1);
+  CHECK(gate.out.find("  responsiveness: sign-off by Platform operations (rejected by Sam "
+                      "(platform ops) on ") != std::string::npos);
+  CHECK(gate.out.find(": burst p95 is too close to the limit)\n") != std::string::npos);
+  const std::string junit = testing::ReadText(dir / "report/report.junit.xml");
+  CHECK(junit.find("name=\"sign-off by Platform operations\"><failure") != std::string::npos);
+}
+
+TEST_CASE("signoff refuses what it cannot record, and a rejection counts without require_signoff",
+          "[cli][report][signoff]") {
+  testing::TempDir dir;
+  CHECK(Signoff(dir, "run-nope", "quality", "Dana", "accept").exit_code == 2);
+  const std::string run = ReportRun(dir);
+  Ran empty = Signoff(dir, run, "quality", "  ", "accept");
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err.find("--by must name who decides") != std::string::npos);
+  Ran control = Signoff(dir, run, "quality", "Dana\x1b[2J", "accept");
+  CHECK(control.exit_code == 2);
+  CHECK(control.err.find("--by holds a control character") != std::string::npos);
+  CHECK(Signoff(dir, run, "speed", "Dana", "accept").exit_code == 2);
+  CHECK(Signoff(dir, run, "quality", "Dana", "maybe").exit_code == 2);
+  CHECK(Signoff(dir, run, "quality", "Dana", "accept", std::string(5000, 'x')).exit_code == 2);
+  // Nothing was recorded by the refusals.
+  Ran unscored = Report(dir, run);
+  CHECK(unscored.exit_code == 4);
+  json report = json::parse(testing::ReadText(dir / "report/report.json"));
+  CHECK(report["decisions"]["conditions"].empty());
+  // No owners, no requirement: a rejection still makes it not ready.
+  CHECK(
+      Signoff(dir, run, "recoverability", "Security", "reject", "canary text in a log").exit_code ==
+      0);
+  Ran rejected = Report(dir, run);
+  CHECK(rejected.exit_code == 1);
+  CHECK(rejected.out.find("  recoverability: sign-off by the owner (rejected by Security on ") !=
+        std::string::npos);
+  report = json::parse(testing::ReadText(dir / "report/report.json"));
+  CHECK(report["decisions"]["require_signoff"] == false);
+  CHECK(report["decisions"]["conditions"][0]["owner"].is_null());
+}
+
 TEST_CASE("report refuses an unknown run and an unknown format", "[cli][report]") {
   testing::TempDir dir;
   Ran unknown = testing::RunStagegate(dir, {"report", "run-nope"});
