@@ -306,7 +306,7 @@ json CanonicalScenario(const Bundle& bundle) {
     input["sessions"] = {{"turns", TokensJson(sessions->turns)},
                          {"think_ms", TokensJson(sessions->think_ms)},
                          {"follow_up_tokens", TokensJson(sessions->follow_up_tokens)}};
-  return {
+  json canonical = {
       {"format", 1},
       {"name", s.name},
       {"manifest",
@@ -342,10 +342,21 @@ json CanonicalScenario(const Bundle& bundle) {
         {"gpu", NameOf(s.telemetry.gpu, kGpuTelemetryNames)},
         {"dcgm_url", UrlWithoutUserinfo(s.telemetry.dcgm_url)}}},
   };
+  // Only a scenario with a cost section has the key, which the fingerprint leaves out anyway.
+  if (const std::optional<Cost>& cost = s.cost)
+    canonical[kCostKey] = {{"price_per_hour", cost->price_per_hour},
+                           {"per", NameOf(cost->per, kCostPerNames)},
+                           {"count", cost->count},
+                           {"currency", cost->currency},
+                           {"source", cost->source}};
+  return canonical;
 }
 
 Fingerprint ComputeFingerprint(const Bundle& bundle) {
   json canonical = CanonicalScenario(bundle);
+  // What the test cost is part of the decision, not of the measurement: a run with a price stays
+  // comparable with the same run without one.
+  canonical.erase(kCostKey);
   Fingerprint fingerprint;
   fingerprint.value = Sha256Hex(canonical.dump());
   if (!canonical["corpus"].is_null()) fingerprint.corpus_sha = canonical["corpus"]["sha256"];
