@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "manifest/bundle.h"
 #include "quality/summary.h"
+#include "report/cost.h"
 #include "store/findings.h"
 #include "store/store.h"
 
@@ -66,6 +67,7 @@ struct ReportModel {
   std::vector<std::string> verdict_reasons;  // failed checks, or what is missing
   std::vector<Check> checks;
   quality::QualitySummary quality;
+  CostFigures cost;  // information beside the verdict, never a check
   ChartData charts;
   std::vector<std::string> notes;
   // Set by the caller: the support triage of every request, class -> count, in the order of
