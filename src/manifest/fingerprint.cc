@@ -343,19 +343,26 @@ json CanonicalScenario(const Bundle& bundle) {
         {"dcgm_url", UrlWithoutUserinfo(s.telemetry.dcgm_url)}}},
   };
   if (s.decisions.present)
-    canonical["decisions"] = {{"owners", s.decisions.owners},
-                              {"require_signoff", s.decisions.require_signoff}};
+    canonical[kDecisionsKey] = {{"owners", s.decisions.owners},
+                                {"require_signoff", s.decisions.require_signoff}};
+  // Only a scenario with a cost section has the key, which the fingerprint leaves out anyway.
+  if (const std::optional<Cost>& cost = s.cost)
+    canonical[kCostKey] = {{"price_per_hour", cost->price_per_hour},
+                           {"per", NameOf(cost->per, kCostPerNames)},
+                           {"count", cost->count},
+                           {"currency", cost->currency},
+                           {"source", cost->source}};
   return canonical;
 }
 
 Fingerprint ComputeFingerprint(const Bundle& bundle) {
   json canonical = CanonicalScenario(bundle);
+  // What the test cost and who decides are kept with the run but are part of the decision, not
+  // of the measurement: two runs that differ only in them are comparable.
+  canonical.erase(kCostKey);
+  canonical.erase(kDecisionsKey);
   Fingerprint fingerprint;
-  // Who decides is kept with the run but is not what was measured: two runs that differ only in
-  // it are comparable.
-  json measured = canonical;
-  measured.erase("decisions");
-  fingerprint.value = Sha256Hex(measured.dump());
+  fingerprint.value = Sha256Hex(canonical.dump());
   if (!canonical["corpus"].is_null()) fingerprint.corpus_sha = canonical["corpus"]["sha256"];
   if (!canonical["rubric"].is_null()) fingerprint.rubric_sha = canonical["rubric"]["sha256"];
   return fingerprint;

@@ -14,11 +14,19 @@ nlohmann::json CanonicalCorpus(const Corpus& corpus);
 nlohmann::json CanonicalRubric(const Rubric& rubric);
 /// The scenario, with `corpus` and `rubric` entered as {name/id, version, sha256} of their
 /// canonical forms. `description` (prose) and `baseline`
-/// (what to compare with, not what is measured) are left out.
+/// (what to compare with, not what is measured) are left out. The `cost` and `decisions`
+/// sections, when the scenario has them, are under kCostKey and kDecisionsKey: stored with the
+/// run but not fingerprinted.
 nlohmann::json CanonicalScenario(const Bundle& bundle);
 
+/// The key of the canonical scenario that holds its `cost` section.
+inline constexpr const char* kCostKey = "cost";
+/// The key of the canonical scenario that holds its `decisions` section.
+inline constexpr const char* kDecisionsKey = "decisions";
+
 struct Fingerprint {
-  std::string value;       // sha256 of CanonicalScenario(bundle).dump()
+  std::string
+      value;  // sha256 of CanonicalScenario(bundle).dump() without kCostKey and kDecisionsKey
   std::string corpus_sha;  // "" without a corpus
   std::string rubric_sha;  // "" without a rubric
 };

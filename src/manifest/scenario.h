@@ -278,6 +278,18 @@ struct Decisions {
   bool require_signoff = false;
 };
 
+enum class CostPer { kInstance, kGpu };
+
+/// `cost:` what serving the test costs, for the report's cost per accepted answer. It describes
+/// the decision, not the measurement: the fingerprint leaves it out (manifest/fingerprint.h).
+struct Cost {
+  double price_per_hour = 0;  // of one instance or one GPU, > 0
+  CostPer per = CostPer::kInstance;
+  int64_t count = 1;  // instances or GPUs that served the test
+  std::string currency = "USD";
+  std::string source;  // where the price comes from
+};
+
 /// A loaded scenario: every default applied, every path resolved against the scenario's folder.
 struct Scenario {
   std::string file;  // as the user named it
@@ -299,6 +311,7 @@ struct Scenario {
   TriageRules triage;
   Telemetry telemetry;
   Decisions decisions;
+  std::optional<Cost> cost;
   std::string baseline;
 
   const LoadPhase* FindPhase(PhaseKind kind) const;
@@ -371,6 +384,8 @@ inline constexpr EnumName<ProxyMode> kProxyModeNames[] = {
 };
 inline constexpr EnumName<OnStageFailure> kOnStageFailureNames[] = {
     {OnStageFailure::kContinue, "continue"}, {OnStageFailure::kStop, "stop"}};
+inline constexpr EnumName<CostPer> kCostPerNames[] = {{CostPer::kInstance, "instance"},
+                                                      {CostPer::kGpu, "gpu"}};
 inline constexpr EnumName<GpuTelemetry> kGpuTelemetryNames[] = {
     {GpuTelemetry::kAuto, "auto"}, {GpuTelemetry::kOff, "off"}, {GpuTelemetry::kDcgm, "dcgm"}};
 

@@ -9,6 +9,7 @@
 #include "base/http_header.h"
 #include "base/strings.h"
 #include "http/url_check.h"
+#include "manifest/cost_loader.h"
 #include "manifest/fault_loader.h"
 #include "manifest/header_reader.h"
 #include "manifest/patterns.h"
@@ -579,6 +580,8 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
   if (telemetry.IsDefined()) scenario.telemetry = ReadTelemetry(file, telemetry);
   YAML::Node decisions = map.Get("decisions");
   if (decisions.IsDefined()) scenario.decisions = ReadDecisions(file, decisions);
+  YAML::Node cost = map.Get("cost");
+  if (cost.IsDefined()) scenario.cost = ReadCost(file, cost);
   scenario.baseline = map.String("baseline").value_or("");
   map.Finish();
 

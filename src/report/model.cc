@@ -317,9 +317,10 @@ std::string_view Name(Verdict verdict) {
 
 Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
                                 const manifest::Bundle* bundle, bool charts) {
+  const store::StoredScenario scenario = store::ParseScenario(run.scenario_json);
   ReportModel m{.run = run,
                 .findings = store::ParseFindings(run.findings_json),
-                .latency_limits = store::ParseScenario(run.scenario_json).latency};
+                .latency_limits = scenario.latency};
   Result<quality::QualitySummary> quality = quality::SummarizeQuality(store, run, bundle);
   if (!quality.ok()) return quality.status();
   m.quality = std::move(*quality);
@@ -336,6 +337,11 @@ Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
   AddQuality(m.quality, m);
   AddRecoverability(m.findings, m);
   SG_RETURN_IF_ERROR(AddDecisions(store, m));
+  // After the checks, and outside them: the cost is information, not part of the verdict.
+  m.cost = ComputeCost(scenario.cost, m.findings, m.quality);
+  for (const std::string& problem : scenario.problems)
+    if (problem.starts_with("cost"))
+      m.notes.push_back("stored scenario: " + problem + " (the cost is shown in instance-seconds)");
   if (charts) SG_RETURN_IF_ERROR(AddCharts(store, run, m.findings, m));
   Decide(m);
   return m;

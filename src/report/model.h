@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "manifest/bundle.h"
 #include "quality/summary.h"
+#include "report/cost.h"
 #include "store/findings.h"
 #include "store/store.h"
 
@@ -79,6 +80,7 @@ struct ReportModel {
   std::vector<Decision> decisions;
   bool require_signoff = false;
   quality::QualitySummary quality;
+  CostFigures cost;  // information beside the verdict, never a check
   ChartData charts;
   std::vector<std::string> notes;
   // Set by the caller: the support triage of every request, class -> count, in the order of

@@ -428,6 +428,37 @@ std::string HtmlTriage(const ReportModel& m) {
          E(m.run.id) + " --class CLASS</code> (docs/support-triage.md).</p>\n";
 }
 
+constexpr const char* kCostTitle = "Cost per accepted answer (information, not a check)";
+
+// The cost section: its facts, the formulas with the numbers put in, what it does not claim.
+std::string MarkdownCost(const CostFigures& cost) {
+  const CostText text = DescribeCost(cost);
+  std::string out = std::string("\n## ") + kCostTitle + "\n\n";
+  for (const std::string& fact : text.facts)
+    out += "- " + MarkdownText(fact) + "\n";
+  if (!text.formulas.empty()) {
+    out += "\nFormulas, with the numbers put in (r: completed req/s, p: pass rate):\n\n";
+    for (const std::string& formula : text.formulas)
+      out += CodeLine(formula);
+  }
+  return out + "\n" + MarkdownText(text.not_claimed) + "\n";
+}
+
+std::string HtmlCost(const CostFigures& cost) {
+  const CostText text = DescribeCost(cost);
+  std::string out = std::string("<h2>") + E(kCostTitle) + "</h2>\n<ul>\n";
+  for (const std::string& fact : text.facts)
+    out += "<li>" + E(fact) + "</li>\n";
+  out += "</ul>\n";
+  if (!text.formulas.empty()) {
+    out += "<p>Formulas, with the numbers put in (r: completed req/s, p: pass rate):</p>\n<pre>";
+    for (const std::string& formula : text.formulas)
+      out += E(formula) + "\n";
+    out += "</pre>\n";
+  }
+  return out + "<p>" + E(text.not_claimed) + "</p>\n";
+}
+
 }  // namespace
 
 json ReportJson(const ReportModel& m) {
@@ -464,6 +495,7 @@ json ReportJson(const ReportModel& m) {
              return classes;
            }()},
           {"decisions", DecisionsJson(m)},
+          {"cost", CostJson(m.cost)},
           {"baseline", m.baseline ? *m.baseline : json(nullptr)},
           {"notes", m.notes}};
 }
@@ -502,6 +534,7 @@ std::string ReportMarkdown(const ReportModel& m) {
   }
   if (const auto decisions = DecisionTable(m); decisions.size() > 1)
     out += "\n## Decisions\n\n" + MarkdownTable(decisions) + DecisionRule(m, "\n") + "\n";
+  out += MarkdownCost(m.cost);
   if (!m.triage.empty()) {
     int64_t total = 0;
     for (const auto& [name, count] : m.triage)
@@ -622,6 +655,7 @@ std::string ReportHtml(const ReportModel& m) {
   if (const auto decisions = DecisionTable(m); decisions.size() > 1)
     out +=
         "<h2>Decisions</h2>\n" + HtmlTable(decisions) + "<p>" + e(DecisionRule(m, "")) + "</p>\n";
+  out += HtmlCost(m.cost);
   out += HtmlTriage(m);
   if (!m.baseline_lines.empty()) {
     out += "<h2>Baseline comparison</h2>\n<pre>";

@@ -297,6 +297,35 @@ std::string_view Name(ProbeVerdict verdict) {
   return "inconclusive";
 }
 
+namespace {
+
+// The cost section, or nullopt (each problem noted) when a field is missing or out of range: a
+// cost figure from half a price would be wrong, not approximate.
+std::optional<StoredCost> ReadCost(const json& object, const Fields& c,
+                                   std::vector<std::string>& problems) {
+  const size_t before = problems.size();
+  const std::optional<double> price = c.Number("price_per_hour");
+  const std::string per = c.Text("per");
+  const std::optional<int64_t> count = c.Integer("count");
+  const std::string currency = c.Text("currency");
+  const std::string source = c.Text("source");
+  for (const char* key : {"price_per_hour", "per", "count", "currency"})
+    if (!object.contains(key) || object[key].is_null())
+      problems.push_back(std::string("cost.") + key + " is missing");
+  if (price && !(*price > 0)) problems.push_back("cost.price_per_hour is not above 0");
+  if (!per.empty() && per != "instance" && per != "gpu")
+    problems.push_back("cost.per is not instance or gpu");
+  if (count && *count < 1) problems.push_back("cost.count is below 1");
+  if (problems.size() != before) return std::nullopt;
+  return StoredCost{.price_per_hour = *price,
+                    .per = per,
+                    .count = *count,
+                    .currency = currency,
+                    .source = source};
+}
+
+}  // namespace
+
 StoredScenario ParseScenario(std::string_view scenario_json) {
   StoredScenario out;
   const json scenario = json::parse(scenario_json, nullptr, false);
@@ -350,6 +379,8 @@ StoredScenario ParseScenario(std::string_view scenario_json) {
           out.owners[condition] = std::move(name);
     }
   }
+  if (const json* cost = f.Object("cost"))
+    out.cost = ReadCost(*cost, f.Nested(*cost, "cost"), out.problems);
   return out;
 }
 

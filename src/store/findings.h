@@ -176,10 +176,20 @@ struct StoredQualityThresholds {
   std::map<std::string, double> criterion_floors;
 };
 
+/// The `cost` section of a stored scenario (manifest::Cost): what one instance or GPU cost an
+/// hour, how many served the test, the currency and where the price comes from.
+struct StoredCost {
+  double price_per_hour = 0;  // > 0
+  std::string per;            // "instance" or "gpu"
+  int64_t count = 1;          // >= 1
+  std::string currency;       // "USD"
+  std::string source;
+};
+
 /// What the readers of a run need of the canonical scenario it was fingerprinted from
 /// (RunInfo::scenario_json, manifest/fingerprint.h): thresholds, quality thresholds, triage
-/// patterns and the corpus and rubric hashes. Entries that are not well formed are left out and
-/// named in `problems`; a profile run's configuration gives an empty scenario.
+/// patterns, the corpus and rubric hashes and the cost. Entries that are not well formed are left
+/// out and named in `problems`; a profile run's configuration gives an empty scenario.
 struct StoredScenario {
   bool present = false;  // false: the text is not a JSON object
   std::vector<StoredLatencyThreshold> latency;
@@ -191,6 +201,7 @@ struct StoredScenario {
   // for their sign-off.
   std::map<std::string, std::string> owners;
   bool require_signoff = false;
+  std::optional<StoredCost> cost;  // empty: no cost section, or a malformed one
   std::vector<std::string> problems;
 };
 

@@ -64,6 +64,11 @@ ReportModel HostileModel() {
   m.charts.phases = {{kHostile, {0, 1}}};
   m.charts.score_levels[kHostile] = {{1, 2}, {2, 3}};
   m.notes = {kHostile};
+  // The cost section names the price's source and the final stage.
+  m.cost = ComputeCost(
+      store::StoredCost{
+          .price_per_hour = 1, .per = "gpu", .count = 1, .currency = "USD", .source = kHostile},
+      m.findings, m.quality);
   return m;
 }
 
@@ -82,6 +87,7 @@ TEST_CASE("hostile text in a report stays text in HTML and JUnit", "[report]") {
   CHECK(html.find(" onerror=\"") == std::string::npos);  // as text it is harmless: onerror=&quot;
   CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
   CHECK(html.find("&quot;&#39;&amp;") != std::string::npos);
+  CHECK(html.find("source: &lt;script&gt;alert(1)") != std::string::npos);  // the cost's source
   // Every <svg> the report opens, it closes: none is closed early by a name.
   CHECK(Count(html, "<svg") >= 4);
   CHECK(Count(html, "<svg") == Count(html, "</svg>"));

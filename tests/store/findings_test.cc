@@ -186,6 +186,40 @@ TEST_CASE("a stored scenario reads back its thresholds, null optional ones as ab
   CHECK(ParseScenario("not json").problems.size() == 1);
 }
 
+TEST_CASE("a stored scenario reads back its cost section, and names a malformed one",
+          "[store][findings][cost]") {
+  const json cost = {{"price_per_hour", 2.5},
+                     {"per", "gpu"},
+                     {"count", 4},
+                     {"currency", "EUR"},
+                     {"source", "list price"}};
+  const StoredScenario s = ParseScenario(json{{"cost", cost}}.dump());
+  REQUIRE(s.cost);
+  CHECK(s.cost->price_per_hour == 2.5);
+  CHECK(s.cost->per == "gpu");
+  CHECK(s.cost->count == 4);
+  CHECK(s.cost->currency == "EUR");
+  CHECK(s.cost->source == "list price");
+  CHECK(s.problems.empty());
+  CHECK_FALSE(ParseScenario("{}").cost);  // no section: no cost and no problem
+  CHECK(ParseScenario("{}").problems.empty());
+
+  json bad = cost;
+  bad["price_per_hour"] = 0;
+  bad["per"] = "node";
+  bad["count"] = "four";
+  bad.erase("currency");
+  const StoredScenario broken = ParseScenario(json{{"cost", bad}}.dump());
+  CHECK_FALSE(broken.cost);
+  const std::vector<std::string> expected = {
+      "cost.count is not an integer", "cost.currency is missing",
+      "cost.price_per_hour is not above 0", "cost.per is not instance or gpu"};
+  CHECK(broken.problems == expected);
+  const StoredScenario not_object = ParseScenario(json{{"cost", 3}}.dump());
+  CHECK_FALSE(not_object.cost);
+  CHECK(not_object.problems == std::vector<std::string>{"cost is not an object"});
+}
+
 TEST_CASE("a stored rubric reads back its criteria, scales and pass rule, never throwing",
           "[store][findings]") {
   const json rubric = {

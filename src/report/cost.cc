@@ -1,0 +1,247 @@
+#include "report/cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "base/strings.h"
+
+namespace stagegate::report {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr double kSecondsPerHour = 3600;
+
+// Four significant digits, without trailing zeros: costs per answer are often fractions of a cent.
+std::string Sig(double value) {
+  if (std::isinf(value)) return "unbounded";
+  if (value == 0 || !std::isfinite(value)) return FormatNumber(value);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  return FormatNumber(value, std::clamp(3 - magnitude, 0, 12));
+}
+
+// The sweep's highest sustained level, as completed requests per second.
+CostAtRate AtCapacity(const store::StageFindings* stage) {
+  CostAtRate at{.key = "sustained_capacity", .label = "at the sustained capacity"};
+  if (!stage) {
+    at.basis = "not known: no stage of the run was measured";
+    return at;
+  }
+  const std::optional<store::CapacityFindings>& c = stage->capacity;
+  if (!c) {
+    at.basis = "not known: the final stage (" + stage->name + ") ran no sweep";
+  } else if (!c->holds_up_to) {
+    at.basis = "not known: no level of the final stage's sweep held";
+  } else if (c->unit == "req/s") {
+    at.rate = c->holds_up_to;
+    at.basis = "the highest rate the final stage (" + stage->name + ") sustained in its sweep";
+  } else if (c->sustained_rate) {
+    // A closed-loop sweep's levels are concurrencies: what completed at the highest one is the
+    // rate.
+    at.rate = c->sustained_rate;
+    at.basis = "completed req/s at " + FormatNumber(*c->holds_up_to) +
+               " concurrent, the most the final stage (" + stage->name + ") sustained";
+  } else {
+    at.basis = "not known: the sweep's capacity is in " + c->unit +
+               ", and no completed rate was kept for it";
+  }
+  return at;
+}
+
+// The steady phase's completed requests over its window.
+CostAtRate AtSteady(const store::StageFindings* stage) {
+  CostAtRate at{.key = "steady", .label = "at the tested steady load"};
+  const store::StepFindings* step = stage ? stage->Step("steady") : nullptr;
+  if (!step) {
+    at.basis = stage ? "not known: the final stage (" + stage->name + ") ran no steady phase"
+                     : "not known: no stage of the run was measured";
+    return at;
+  }
+  const std::optional<double> rate = step->Throughput("request_throughput");
+  if (!rate || !(*rate > 0)) {
+    at.basis = "not known: no request completed in the final stage's steady phase";
+    return at;
+  }
+  at.rate = rate;
+  const std::optional<double> window = step->Throughput("window_s");
+  at.basis = std::to_string(step->Requests("completed")) + " requests completed" +
+             (window ? " in " + Sig(*window) + " s" : std::string()) + " of the final stage's (" +
+             stage->name + ") steady phase";
+  return at;
+}
+
+// "1 instance" / "4 GPUs": what the price is of.
+std::string PriceOf(const store::StoredCost& price) {
+  const bool gpu = price.per == "gpu";
+  return std::to_string(price.count) + (gpu ? " GPU" : " instance") + (price.count == 1 ? "" : "s");
+}
+
+}  // namespace
+
+CostFigures ComputeCost(const std::optional<store::StoredCost>& price,
+                        const store::RunFindings& findings,
+                        const quality::QualitySummary& quality) {
+  CostFigures cost{.price = price};
+  if (price) {
+    cost.per_hour = price->price_per_hour * static_cast<double>(price->count);
+    cost.unit = price->currency;
+  } else {
+    cost.per_hour = kSecondsPerHour;  // one instance's seconds in an hour
+    cost.unit = "instance-seconds";
+  }
+  const quality::GroupScores* all = quality.groups.empty() ? nullptr : &quality.groups.front();
+  if (all && all->answers > 0) {
+    cost.pass_rate = all->pass_rate();
+    cost.pass_rate_ci = all->pass_rate_ci;
+    cost.scored = all->answers;
+    cost.accepted = all->passed;
+    if (all->passed == 0)
+      cost.pass_rate_note = "no scored answer was accepted: there is no cost per accepted answer";
+    else if (quality.verdict == quality::QualityVerdict::kPending)
+      cost.pass_rate_note =
+          "condition 2 is still pending: the pass rate may move as more scores come in";
+  } else {
+    cost.pass_rate_note =
+        "pending: the reviewers' scores are not in yet, so the cost per accepted answer is not "
+        "known";
+  }
+  const store::StageFindings* stage = findings.FinalStage();
+  for (CostAtRate at : {AtCapacity(stage), AtSteady(stage)}) {
+    if (at.rate) {
+      const double per_second = *at.rate * kSecondsPerHour;  // completed an hour
+      at.per_thousand = cost.per_hour * 1000 / per_second;
+      if (cost.pass_rate && *cost.pass_rate > 0) {
+        at.per_accepted = cost.per_hour / (per_second * *cost.pass_rate);
+        if (cost.pass_rate_ci) {
+          const double low = cost.pass_rate_ci->low, high = cost.pass_rate_ci->high;
+          at.per_accepted_ci =
+              stats::Interval{.low = cost.per_hour / (per_second * high),
+                              .high = low > 0 ? cost.per_hour / (per_second * low)
+                                              : std::numeric_limits<double>::infinity()};
+        }
+      }
+    }
+    cost.rates.push_back(std::move(at));
+  }
+  return cost;
+}
+
+CostText DescribeCost(const CostFigures& cost) {
+  CostText text;
+  const bool priced = cost.price.has_value();
+  const std::string unit = " " + cost.unit;
+  if (priced) {
+    const store::StoredCost& p = *cost.price;
+    text.facts.push_back("Price: " + Sig(p.price_per_hour) + " " + p.currency + " an hour per " +
+                         (p.per == "gpu" ? "GPU" : "instance") + " × " + PriceOf(p) +
+                         " = H = " + Sig(cost.per_hour) + " " + p.currency +
+                         " an hour; source: " + (p.source.empty() ? "not given" : p.source) + ".");
+  } else {
+    text.facts.push_back(
+        "No price: the scenario has no cost section, so the figures are in instance-seconds of "
+        "one instance (add cost: to the scenario for a price).");
+  }
+  if (cost.pass_rate) {
+    std::string line = "Accepted answers: " + std::to_string(cost.accepted) + " of " +
+                       std::to_string(cost.scored) +
+                       " scored answers passed the rubric, p = " + Sig(*cost.pass_rate);
+    if (cost.pass_rate_ci)
+      line += " (95% Wilson interval " + Sig(cost.pass_rate_ci->low) + " to " +
+              Sig(cost.pass_rate_ci->high) + ")";
+    text.facts.push_back(line + ".");
+  }
+  if (!cost.pass_rate_note.empty())
+    text.facts.push_back("Cost per accepted answer: " + cost.pass_rate_note + ".");
+  for (const CostAtRate& at : cost.rates) {
+    const std::string label = " " + at.label;
+    if (!at.rate) {
+      text.facts.push_back("Cost" + label + ": " + at.basis + ".");
+      continue;
+    }
+    std::string line = "Cost" + label + " (r = " + Sig(*at.rate) + " completed req/s, " + at.basis +
+                       "): " + Sig(*at.per_thousand) + unit + " per 1,000 completed";
+    if (at.per_accepted) {
+      line += ", " + Sig(*at.per_accepted) + unit + " per accepted answer";
+      if (at.per_accepted_ci)
+        line += " (95% interval " + Sig(at.per_accepted_ci->low) + " to " +
+                Sig(at.per_accepted_ci->high) + ")";
+    }
+    text.facts.push_back(line + ".");
+    const std::string r = Sig(*at.rate);
+    if (priced) {
+      const std::string h = Sig(cost.per_hour);
+      text.formulas.push_back("per 1,000 completed" + label + " = H × 1000 / (r × 3600) = " + h +
+                              " × 1000 / (" + r + " × 3600) = " + Sig(*at.per_thousand) + unit);
+      if (at.per_accepted) {
+        text.formulas.push_back("per accepted answer" + label + " = H / (r × 3600 × p) = " + h +
+                                " / (" + r + " × 3600 × " + Sig(*cost.pass_rate) +
+                                ") = " + Sig(*at.per_accepted) + unit);
+        if (at.per_accepted_ci)
+          text.formulas.push_back(
+              "  95% interval = H / (r × 3600 × p_high) to H / (r × 3600 × p_low) = " + h + " / (" +
+              r + " × 3600 × " + Sig(cost.pass_rate_ci->high) + ") to " + h + " / (" + r +
+              " × 3600 × " + Sig(cost.pass_rate_ci->low) + ") = " + Sig(at.per_accepted_ci->low) +
+              " to " + Sig(at.per_accepted_ci->high) + unit);
+      }
+    } else {
+      text.formulas.push_back("instance-seconds per 1,000 completed" + label +
+                              " = 1000 / r = 1000 / " + r + " = " + Sig(*at.per_thousand));
+      if (at.per_accepted) {
+        text.formulas.push_back("instance-seconds per accepted answer" + label +
+                                " = 1 / (r × p) = 1 / (" + r + " × " + Sig(*cost.pass_rate) +
+                                ") = " + Sig(*at.per_accepted));
+        if (at.per_accepted_ci)
+          text.formulas.push_back("  95% interval = 1 / (r × p_high) to 1 / (r × p_low) = 1 / (" +
+                                  r + " × " + Sig(cost.pass_rate_ci->high) + ") to 1 / (" + r +
+                                  " × " + Sig(cost.pass_rate_ci->low) +
+                                  ") = " + Sig(at.per_accepted_ci->low) + " to " +
+                                  Sig(at.per_accepted_ci->high));
+      }
+    }
+  }
+  text.not_claimed =
+      "What this does not claim: it is what the hardware that served the test cost (or the "
+      "instance-time it took) per completed request and per accepted answer, nothing more. It "
+      "claims no staff savings and no time saved, and no accuracy beyond the reviewers' scores of "
+      "the sampled answers; the interval covers the pass rate's uncertainty only, not the rate's. "
+      "It is information, not a check: it does not change the verdict.";
+  return text;
+}
+
+json CostJson(const CostFigures& cost) {
+  const auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  const auto interval = [](const std::optional<stats::Interval>& i) {
+    if (!i) return json(nullptr);
+    return json::array({i->low, std::isinf(i->high) ? json(nullptr) : json(i->high)});
+  };
+  json price = nullptr;
+  if (cost.price)
+    price = {{"price_per_hour", cost.price->price_per_hour},
+             {"per", cost.price->per},
+             {"count", cost.price->count},
+             {"currency", cost.price->currency},
+             {"source", cost.price->source}};
+  json rates = json::object();
+  for (const CostAtRate& at : cost.rates)
+    rates[at.key] = {{"rate_req_s", optional(at.rate)},
+                     {"basis", at.basis},
+                     {"per_1000_completed", optional(at.per_thousand)},
+                     {"per_accepted_answer", optional(at.per_accepted)},
+                     {"per_accepted_answer_ci95", interval(at.per_accepted_ci)}};
+  const CostText text = DescribeCost(cost);
+  return {{"information_only", true},
+          {"price", price},
+          {"unit", cost.unit},
+          {"per_hour", cost.per_hour},
+          {"pass_rate", optional(cost.pass_rate)},
+          {"pass_rate_ci95", interval(cost.pass_rate_ci)},
+          {"scored_answers", cost.scored},
+          {"accepted_answers", cost.accepted},
+          {"pass_rate_note", cost.pass_rate_note},
+          {"at", rates},
+          {"formulas", text.formulas},
+          {"not_claimed", text.not_claimed}};
+}
+
+}  // namespace stagegate::report
