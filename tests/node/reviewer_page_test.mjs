@@ -242,18 +242,26 @@ async function checkWithoutStorage(browser, criteria) {
   checkIncidents('without localStorage');
 }
 
-// The same packet in two tabs, scoring in turn: each tab shows the other's scores as they are
-// given, and what is kept at the end has both (the last save used to win).
-async function checkTwoTabs(browser, criteria) {
+// A new browser context with the page open in two tabs, the first and one named `name`;
+// `onNewDocument`, when given, runs in the second tab before the page's own script.
+async function twoTabs(browser, name, onNewDocument) {
   const context = await browser.createBrowserContext();
   const first = await context.newPage();
   const second = await context.newPage();
   watch(first, 'first tab');
-  watch(second, 'second tab');
+  watch(second, name);
+  if (onNewDocument) await second.evaluateOnNewDocument(onNewDocument);
   for (const tab of [first, second]) {
     await tab.setViewport({width: 900, height: 1000});
     await tab.goto(pageUrl, {waitUntil: 'load'});
   }
+  return [context, first, second];
+}
+
+// The same packet in two tabs, scoring in turn: each tab shows the other's scores as they are
+// given, and what is kept at the end has both (the last save used to win).
+async function checkTwoTabs(browser, criteria) {
+  const [context, first, second] = await twoTabs(browser, 'second tab');
   const levelA = criteria[0].levels[0].level;
   const levelB = criteria[1].levels[criteria[1].levels.length - 1].level;
   // Input goes to the tab in front, as it does for a person.
@@ -283,24 +291,15 @@ async function checkTwoTabs(browser, criteria) {
 // A tab whose storage event from the other tab has not arrived yet (held back here, as a busy
 // tab holds it queued) saves what it holds: the other tab's score must not be dropped by it.
 async function checkStaleTab(browser, criteria) {
-  const context = await browser.createBrowserContext();
-  const first = await context.newPage();
-  const stale = await context.newPage();
-  watch(first, 'first tab');
-  watch(stale, 'stale tab');
   // Registered before the page's own script, this listener runs first and the page never hears;
   // the count shows that something was held back.
-  await stale.evaluateOnNewDocument(() => {
+  const [context, first, stale] = await twoTabs(browser, 'stale tab', () => {
     window.heldBack = 0;
     window.addEventListener('storage', (e) => {
       ++window.heldBack;
       e.stopImmediatePropagation();
     }, true);
   });
-  for (const tab of [first, stale]) {
-    await tab.setViewport({width: 900, height: 1000});
-    await tab.goto(pageUrl, {waitUntil: 'load'});
-  }
   const levelA = criteria[0].levels[0].level;
   const levelB = criteria[1].levels[criteria[1].levels.length - 1].level;
   await first.bringToFront();
