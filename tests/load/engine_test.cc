@@ -216,6 +216,8 @@ class ScriptedServer {
   }
   const std::string& request() const { return request_; }
   const std::vector<int64_t>& write_ns() const { return write_ns_; }
+  /// How many pieces of the response have been written so far (read while it serves).
+  int written() const { return written_.load(); }
 
  private:
   void Serve() {
@@ -252,6 +254,7 @@ class ScriptedServer {
         if (n <= 0) break;
         sent += static_cast<size_t>(n);
       }
+      ++written_;
     }
     shutdown(fd, SHUT_WR);
     close(fd);
@@ -260,6 +263,7 @@ class ScriptedServer {
   LoopbackSocket listener_;
   std::vector<std::string> response_;
   int gap_ms_;
+  std::atomic<int> written_{0};
   std::string request_;
   std::vector<int64_t> write_ns_;
   std::thread thread_;
@@ -1094,10 +1098,12 @@ TEST_CASE("token times are causal: never before the server sent the chunk", "[lo
 }
 
 TEST_CASE("a token that arrives while the worker is busy keeps its arrival time", "[load]") {
-  // The only worker stalls 40 ms in the request source before sequence 1 (15 to 55 ms), while
-  // sequence 0's first token arrives (at 30 ms). With the kernel's receive stamps the token keeps
-  // its arrival; stamped when read, it is late by the rest of the stall. The read delay shows the
-  // stall either way.
+  // The only worker stalls in the request source before sequence 1 (due at 15 ms): it waits
+  // there until the server has written sequence 0's first token, then 30 ms more, so the token
+  // arrives while the worker is busy however slow the machine is to connect. The last chunk comes
+  // 70 ms after the token, after the stall, so the token has a read of its own. With the kernel's
+  // receive stamps the token keeps its arrival; stamped when read, it is late by the rest of the
+  // stall. The read delay shows the stall either way.
   const std::vector<std::string> script = {
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
@@ -1106,14 +1112,16 @@ TEST_CASE("a token that arrives while the worker is busy keeps its arrival time"
   for (const ReceiveTimes mode : {ReceiveTimes::kKernel, ReceiveTimes::kRead}) {
     const bool kernel = mode == ReceiveTimes::kKernel;
     INFO((kernel ? "kernel receive times" : "read times"));
-    ScriptedServer server(script, 30);
+    ScriptedServer server(script, 70);
     const RequestSpec stream{.url = server.url(),
                              .body = http::BuildRequestBody({.model = "m"}, "Say hello.")};
     RequestSpec refused = stream;
     refused.url = "http://127.0.0.1:" + std::to_string(RefusingPort()) + "/v1/chat/completions";
     const RequestSource source = [&](int64_t sequence) {
       if (sequence == 0) return stream;
-      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      for (int i = 0; i < 10'000 && server.written() < 2; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
       return refused;
     };
     const RunControl control = Control();
