@@ -148,7 +148,10 @@ void Application::Handle(HttpRequest request, std::shared_ptr<HttpResponder> res
                     metrics_.Render(model_name_));
   } else if (path == "/v1/chat/completions" || path == "/v1/completions") {
     if (request.method != "POST") return SendError(*responder, path, 405, "use POST");
-    return Completions(std::move(request), std::move(responder), path == "/v1/chat/completions");
+    // Before the call: `path` is request's, and an argument may be moved from before another is
+    // evaluated (clang evaluates them left to right).
+    const bool chat = path == "/v1/chat/completions";
+    return Completions(std::move(request), std::move(responder), chat);
   } else {
     // Unknown paths are counted under one label, so a scanner cannot grow the metrics.
     responder->Send(404, {{"Content-Type", "application/json"}},
