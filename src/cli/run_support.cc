@@ -108,7 +108,7 @@ Result<int64_t> StartAtOption(const std::string& text) {
                                 "or Unix milliseconds");
   };
   // Within a week of now either way: a start further off is a mistake, and its ns would not fit.
-  const auto near = [&text, &bad](int64_t ms) -> Result<int64_t> {
+  const auto near = [&text](int64_t ms) -> Result<int64_t> {
     constexpr int64_t kWeekMs = 7LL * 86'400'000;
     if (ms < WallUnixMs() - kWeekMs || ms > WallUnixMs() + kWeekMs)
       return Status::InvalidInput("--start-at '" + text + "': more than a week from now");
