@@ -21,7 +21,22 @@ std::string Sig(double value) {
   return FormatNumber(value, std::clamp(3 - magnitude, 0, 12));
 }
 
-// The sweep's highest sustained level, as completed requests per second.
+// r from one step: its completed requests over its window (request_throughput), and where that is.
+void CompletedRate(const store::StepFindings& step, const std::string& where, CostAtRate& at) {
+  const std::optional<double> rate = step.Throughput("request_throughput");
+  if (!rate || !(*rate > 0)) {
+    at.basis = "not known: no request completed in " + where;
+    return;
+  }
+  at.rate = rate;
+  const std::optional<double> window = step.Throughput("window_s");
+  at.basis = std::to_string(step.Requests("completed")) + " requests completed" +
+             (window ? " in " + Sig(*window) + " s" : std::string()) + " of " + where;
+}
+
+// What completed at the sweep's highest sustained level. Not the level itself: an open loop's
+// level is the rate offered, of which a level that holds may still leave a part uncompleted (and
+// a closed loop's is a concurrency).
 CostAtRate AtCapacity(const store::StageFindings* stage) {
   CostAtRate at{.key = "sustained_capacity", .label = "at the sustained capacity"};
   if (!stage) {
@@ -31,21 +46,24 @@ CostAtRate AtCapacity(const store::StageFindings* stage) {
   const std::optional<store::CapacityFindings>& c = stage->capacity;
   if (!c) {
     at.basis = "not known: the final stage (" + stage->name + ") ran no sweep";
-  } else if (!c->holds_up_to) {
-    at.basis = "not known: no level of the final stage's sweep held";
-  } else if (c->unit == "req/s") {
-    at.rate = c->holds_up_to;
-    at.basis = "the highest rate the final stage (" + stage->name + ") sustained in its sweep";
-  } else if (c->sustained_rate) {
-    // A closed-loop sweep's levels are concurrencies: what completed at the highest one is the
-    // rate.
-    at.rate = c->sustained_rate;
-    at.basis = "completed req/s at " + FormatNumber(*c->holds_up_to) +
-               " concurrent, the most the final stage (" + stage->name + ") sustained";
-  } else {
-    at.basis = "not known: the sweep's capacity is in " + c->unit +
-               ", and no completed rate was kept for it";
+    return at;
   }
+  if (!c->holds_up_to) {
+    at.basis = "not known: no level of the final stage's sweep held";
+    return at;
+  }
+  const store::StepFindings* held = nullptr;
+  for (const store::StepFindings& step : stage->steps)
+    if (step.phase == "sweep" && step.level == c->holds_up_to) held = &step;
+  const std::string level =
+      FormatNumber(*c->holds_up_to) + (c->unit == "req/s" ? " req/s offered" : " concurrent");
+  const std::string where = "the final stage's (" + stage->name + ") sweep level at " + level +
+                            ", the highest it sustained";
+  if (!held) {
+    at.basis = "not known: " + where + " has no step in the findings";
+    return at;
+  }
+  CompletedRate(*held, where, at);
   return at;
 }
 
@@ -58,16 +76,7 @@ CostAtRate AtSteady(const store::StageFindings* stage) {
                      : "not known: no stage of the run was measured";
     return at;
   }
-  const std::optional<double> rate = step->Throughput("request_throughput");
-  if (!rate || !(*rate > 0)) {
-    at.basis = "not known: no request completed in the final stage's steady phase";
-    return at;
-  }
-  at.rate = rate;
-  const std::optional<double> window = step->Throughput("window_s");
-  at.basis = std::to_string(step->Requests("completed")) + " requests completed" +
-             (window ? " in " + Sig(*window) + " s" : std::string()) + " of the final stage's (" +
-             stage->name + ") steady phase";
+  CompletedRate(*step, "the final stage's (" + stage->name + ") steady phase", at);
   return at;
 }
 

@@ -120,23 +120,30 @@ ReportModel Report(const json& cost, bool scored) {
   return std::move(*model);
 }
 
-// What the fixture's final stage ("full") measured: the highest sustained sweep level (req/s)
-// and the steady phase's completed requests over its window.
+// What the fixture's final stage ("full") measured, each a step's completed requests over its
+// window: the sweep level at its highest sustained level (8 req/s offered), and the steady phase.
 struct Measured {
   double capacity = 0;
   double steady = 0;
 };
+double CompletedPerSecond(const json& step) {
+  return step["requests"]["completed"].get<double>() / step["throughput"]["window_s"].get<double>();
+}
 Measured FromFixture() {
   const json run = json::parse(testing::ReadText(Golden("report-test.run.json")));
   const json& stage = run["stages"].back();
   REQUIRE(stage["name"] == "full");
   REQUIRE(stage["capacity"]["unit"] == "req/s");
-  Measured m{.capacity = stage["capacity"]["holds_up_to"].get<double>()};
-  for (const json& step : stage["steps"])
-    if (step["phase"] == "steady")
-      m.steady = step["requests"]["completed"].get<double>() /
-                 step["throughput"]["window_s"].get<double>();
-  REQUIRE(m.capacity == 8);
+  REQUIRE(stage["capacity"]["holds_up_to"] == 8);
+  Measured m;
+  for (const json& step : stage["steps"]) {
+    if (step["phase"] == "steady") m.steady = CompletedPerSecond(step);
+    if (step["phase"] == "sweep" && step["level"] == 8) m.capacity = CompletedPerSecond(step);
+  }
+  // Of the 56 requests offered at 8 req/s, 7 were expected denials: what completed is less than
+  // what was offered, and the cost is of what completed.
+  REQUIRE(m.capacity > 6);
+  REQUIRE(m.capacity < 7.9);
   REQUIRE(m.steady > 0);
   return m;
 }
@@ -193,9 +200,10 @@ TEST_CASE("the cost per 1,000 completed and per accepted answer match a hand com
     CHECK(at.per_accepted_ci->low < *at.per_accepted);
     CHECK(*at.per_accepted < at.per_accepted_ci->high);
   }
-  // At 8 req/s: 10 USD / 28,800 requests an hour = 0.34722 USD per 1,000; / 0.75 accepted.
-  CHECK(*m.cost.rates[0].per_thousand == Approx(0.347222).epsilon(1e-5));
-  CHECK(*m.cost.rates[0].per_accepted == Approx(0.000462963).epsilon(1e-5));
+  // At 49 completed in 6.965 s (7.0347 req/s): 10 USD / 25,325 requests an hour = 0.39487 USD
+  // per 1,000; / 0.75 accepted.
+  CHECK(*m.cost.rates[0].per_thousand == Approx(0.394869).epsilon(1e-5));
+  CHECK(*m.cost.rates[0].per_accepted == Approx(0.000526491).epsilon(1e-5));
 
   const std::string md = ReportMarkdown(m);
   INFO(md);
@@ -203,23 +211,24 @@ TEST_CASE("the cost per 1,000 completed and per accepted answer match a hand com
   CHECK(md.find("- Price: 2.5 USD an hour per GPU × 4 GPUs = H = 10 USD an hour; source: "
                 "on-demand list price, 2026-11.\n") != std::string::npos);
   CHECK(md.find("    per 1,000 completed at the sustained capacity = H × 1000 / (r × 3600) = 10 × "
-                "1000 / (8 × 3600) = 0.3472 USD\n") != std::string::npos);
+                "1000 / (7.035 × 3600) = 0.3949 USD\n") != std::string::npos);
   CHECK(md.find("    per accepted answer at the sustained capacity = H / (r × 3600 × p) = 10 / "
-                "(8 × 3600 × 0.75) = 0.000463 USD\n") != std::string::npos);
+                "(7.035 × 3600 × 0.75) = 0.0005265 USD\n") != std::string::npos);
   CHECK(md.find("no staff savings") != std::string::npos);
   CHECK(md.find("no accuracy beyond the reviewers' scores") != std::string::npos);
   const std::string html = ReportHtml(m);
   CHECK(html.find("<h2>Cost per accepted answer (information, not a check)</h2>") !=
         std::string::npos);
   CHECK(html.find("per accepted answer at the sustained capacity = H / (r × 3600 × p) = 10 / "
-                  "(8 × 3600 × 0.75) = 0.000463 USD\n") != std::string::npos);
+                  "(7.035 × 3600 × 0.75) = 0.0005265 USD\n") != std::string::npos);
 
   const json report = ReportJson(m);
   const json& cost = report["cost"];
   CHECK(cost["information_only"] == true);
   CHECK(cost["unit"] == "USD");
   CHECK(cost["price"]["source"] == "on-demand list price, 2026-11");
-  CHECK(cost["at"]["sustained_capacity"]["rate_req_s"].get<double>() == Approx(8));
+  CHECK(cost["at"]["sustained_capacity"]["rate_req_s"].get<double>() ==
+        Approx(r.capacity).epsilon(1e-9));
   CHECK(cost["at"]["steady"]["per_accepted_answer"].get<double>() ==
         Approx(h / (r.steady * 3600 * p)).epsilon(1e-9));
   CHECK(cost["at"]["steady"]["per_accepted_answer_ci95"][1].get<double>() ==
@@ -262,11 +271,11 @@ TEST_CASE("without a cost section the figures are in instance-seconds", "[report
   const std::string md = ReportMarkdown(m);
   INFO(md);
   CHECK(md.find("- No price: the scenario has no cost section") != std::string::npos);
-  // 1000 / 8 = 125; 1 / (8 × 0.75) = 0.1667.
+  // r = 49 / 6.965 s = 7.0347: 1000 / r = 142.15; 1 / (r × 0.75) = 0.18954.
   CHECK(md.find("    instance-seconds per 1,000 completed at the sustained capacity = 1000 / r = "
-                "1000 / 8 = 125\n") != std::string::npos);
+                "1000 / 7.035 = 142.2\n") != std::string::npos);
   CHECK(md.find("    instance-seconds per accepted answer at the sustained capacity = 1 / (r × "
-                "p) = 1 / (8 × 0.75) = 0.1667\n") != std::string::npos);
+                "p) = 1 / (7.035 × 0.75) = 0.1895\n") != std::string::npos);
   CHECK(ReportJson(m)["cost"]["price"].is_null());
 }
 
@@ -314,6 +323,43 @@ TEST_CASE("a rate that is not known says why", "[report][cost]") {
                   "Cost at the tested steady load: not known: the final stage (full) ran no "
                   "steady phase.") != facts.end());
   CHECK(DescribeCost(cost).formulas.empty());
+}
+
+TEST_CASE("the capacity's rate is what completed at the level that held, offered or concurrent",
+          "[report][cost]") {
+  json findings = json::parse(testing::ReadText(Golden("report-test.run.json")));
+  json& stage = findings["stages"].back();
+  const Measured r = FromFixture();
+  quality::QualitySummary no_scores;
+  CostFigures cost = ComputeCost(std::nullopt, store::ParseFindings(findings.dump()), no_scores);
+  REQUIRE(cost.rates[0].rate);
+  CHECK(*cost.rates[0].rate == Approx(r.capacity).epsilon(1e-12));
+  CHECK(cost.rates[0].basis ==
+        "49 requests completed in 6.965 s of the final stage's (full) sweep level at 8 req/s "
+        "offered, the highest it sustained");
+
+  // The same steps as a closed loop's: the levels are concurrencies.
+  stage["capacity"]["unit"] = "concurrency";
+  for (json& step : stage["steps"])
+    step["level_unit"] = "concurrency";
+  cost = ComputeCost(std::nullopt, store::ParseFindings(findings.dump()), no_scores);
+  REQUIRE(cost.rates[0].rate);
+  CHECK(*cost.rates[0].rate == Approx(r.capacity).epsilon(1e-12));
+  CHECK(cost.rates[0].basis.find("sweep level at 8 concurrent, the highest it sustained") !=
+        std::string::npos);
+
+  // A level that held with nothing completed (every request an expected denial) has no rate.
+  for (json& step : stage["steps"])
+    if (step["phase"] == "sweep" && step["level"] == 8) {
+      step["requests"]["completed"] = 0;
+      step["throughput"]["request_throughput"] = 0;
+    }
+  cost = ComputeCost(std::nullopt, store::ParseFindings(findings.dump()), no_scores);
+  CHECK_FALSE(cost.rates[0].rate);
+  CHECK_FALSE(cost.rates[0].per_thousand);
+  CHECK(cost.rates[0].basis ==
+        "not known: no request completed in the final stage's (full) sweep level at 8 concurrent, "
+        "the highest it sustained");
 }
 
 }  // namespace
