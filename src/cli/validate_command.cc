@@ -205,6 +205,25 @@ void PrintSummary(console::Console& out, const Bundle& bundle, const Fingerprint
            FormatNumber(s.recovery.max_recovery_s) + " s; " +
            std::to_string(s.faults.access_denial.size()) + " access-denial, " +
            std::to_string(s.faults.tool_outage.size()) + " tool-outage probes");
+  if (const std::optional<Cost>& cost = s.cost) {
+    const bool gpu = cost->per == CostPer::kGpu;
+    out.Line("cost         " + FormatNumber(cost->price_per_hour) + " " + cost->currency +
+             " an hour per " + (gpu ? "GPU" : "instance") + " x " + std::to_string(cost->count) +
+             "; source: " + (cost->source.empty() ? "not given" : cost->source) +
+             " (information beside the verdict, not a check)");
+  } else {
+    out.Line("cost         no price: the report gives instance-seconds per accepted answer");
+  }
+  if (s.decisions.present) {
+    std::vector<std::string> owners;
+    for (const auto& [condition, owner] : s.decisions.owners)
+      owners.push_back(condition + ": " + owner);
+    out.Line("decisions    " +
+             (owners.empty() ? std::string("no owners named") : Join(owners, "; ")) +
+             (s.decisions.require_signoff
+                  ? "; ready needs each owner's acceptance (stagegate signoff)"
+                  : "; their sign-offs are shown, and a rejection makes it not ready"));
+  }
   out.Line("fingerprint  " + fingerprint.value);
 }
 

@@ -33,6 +33,32 @@ TEST_CASE("validate prints the summary and the fingerprint of a good scenario", 
   CHECK(run.out.find("condition 3  recoverability") != std::string::npos);
 }
 
+TEST_CASE("validate shows the scenario's price and the owner of each decision", "[cli]") {
+  CHECK(Invoke({"validate", SourcePath("scenarios/demo.yaml")})
+            .out.find("cost         no price: the report gives instance-seconds per accepted "
+                      "answer\n") != std::string::npos);
+  testing::TempDir dir;
+  std::string text = testing::ReadText(SourcePath("scenarios/demo.yaml"));
+  for (const char* folder : {"../corpus/", "../rubrics/"}) {
+    const size_t at = text.find(folder);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 3, SourcePath(""));
+  }
+  text +=
+      "\ncost:\n  price_per_hour: 2.5\n  per: gpu\n  count: 4\n  currency: EUR\n"
+      "  source: list price, 2026-11\ndecisions:\n  owners:\n    quality: Dana Ortiz\n"
+      "    responsiveness: Platform operations\n  require_signoff: true\n";
+  testing::WriteText(dir / "priced.yaml", text);
+  Invocation run = Invoke({"validate", dir / "priced.yaml"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("cost         2.5 EUR an hour per GPU x 4; source: list price, 2026-11 "
+                     "(information beside the verdict, not a check)\n") != std::string::npos);
+  CHECK(run.out.find("decisions    quality: Dana Ortiz; responsiveness: Platform operations; "
+                     "ready needs each owner's acceptance (stagegate signoff)\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("validate --json prints the canonical scenario with its fingerprint", "[cli]") {
   Invocation run = Invoke({"validate", "--json", SourcePath("scenarios/static-128.yaml")});
   REQUIRE(run.exit_code == 0);
