@@ -228,7 +228,15 @@ constexpr std::string_view kPageTail = R"html(</script>
   const itemIds = new Set(items.map((it) => it.id));
   const storageKey = 'stagegate-review/' + packet.exportId + '/' + packet.reviewer;
   const scores = new Map();   // item id -> Map(criterion id -> level)
-  const givenAt = new Map();  // item id -> Map(criterion id -> Date.now() when its score was given)
+  const givenAt = new Map();  // item id -> Map(criterion id -> the time its score was given)
+  // The time a score is given: Date.now(), but always after every time this tab has given or
+  // taken in, so a score given in the same millisecond as the one it replaces still wins over
+  // that one when a save reads it back.
+  let lastGiven = 0;
+  function giveTime() {
+    lastGiven = Math.max(Date.now(), lastGiven + 1);
+    return lastGiven;
+  }
   const seconds = new Map();  // item id -> seconds shown while the page was visible
   let index = 0;              // the item shown
   let current = 0;            // the criterion digit keys score
@@ -297,6 +305,7 @@ constexpr std::string_view kPageTail = R"html(</script>
       for (const g of entry.given) {
         const here = times.has(g.criterion) ? times.get(g.criterion) : -1;
         if (g.at < here || (g.at === here && !(g.level > mine.get(g.criterion)))) continue;
+        lastGiven = Math.max(lastGiven, g.at);
         changed = changed || mine.get(g.criterion) !== g.level;
         mine.set(g.criterion, g.level);
         times.set(g.criterion, g.at);
@@ -456,7 +465,7 @@ constexpr std::string_view kPageTail = R"html(</script>
     if (!scores.has(id)) scores.set(id, new Map());
     scores.get(id).set(criteria[criterionIndex].id, level);
     if (!givenAt.has(id)) givenAt.set(id, new Map());
-    givenAt.get(id).set(criteria[criterionIndex].id, Date.now());
+    givenAt.get(id).set(criteria[criterionIndex].id, giveTime());
     current = Math.min(criterionIndex + 1, criteria.length - 1);
     save();
     updateMarks();
