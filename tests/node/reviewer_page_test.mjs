@@ -128,6 +128,16 @@ async function expectPosition(page, n, total, step) {
   check(text === `Item ${n} of ${total}`, `${step}: position reads "${text}"`);
 }
 
+// The position after the page was loaded again, and on failure what the page said and what it
+// had kept, to tell a lost save from a misread one.
+async function expectReopened(page, n, total, step) {
+  const text = await position(page);
+  if (text === `Item ${n} of ${total}`) return;
+  const notice = await page.$eval('#notice', (node) => (node.hidden ? '(none)' : node.textContent));
+  const kept = await page.evaluate(() => JSON.stringify(Object.entries(localStorage)));
+  fail(`${step}: position reads "${text}"; notice: ${notice}; localStorage: ${kept.slice(0, 800)}`);
+}
+
 // Scores item 0 by clicking each planned level.
 async function scoreWithMouse(page, criteria, levels) {
   for (let ci = 0; ci < criteria.length; ++ci) await clickLevel(page, ci, levels[ci]);
@@ -440,16 +450,9 @@ async function run(browser) {
   await page.reload({waitUntil: 'load'});
   checkIncidents('reloading');
   const reopened = toScore < total ? toScore + 1 : 1;
-  const afterReload = await position(page);
-  if (afterReload !== `Item ${reopened} of ${total}`) {
-    // What the page said and what it had kept, to tell a lost save from a misread one.
-    const notice = await page.$eval('#notice', (n) => (n.hidden ? '(none)' : n.textContent));
-    const kept = await page.evaluate(() => JSON.stringify(Object.entries(localStorage)));
-    fail(`after reload (the first unfinished item): position reads "${afterReload}"; ` +
-         `notice: ${notice}; localStorage: ${kept.slice(0, 800)}`);
-  }
+  await expectReopened(page, reopened, total, 'after reload (the first unfinished item)');
   await page.goto(pageUrl, {waitUntil: 'load'});  // and through a fresh load
-  await expectPosition(page, reopened, total, 'after a new load');
+  await expectReopened(page, reopened, total, 'after a new load');
   for (let i = reopened - 1; i > 0; --i) await page.keyboard.press('ArrowLeft');
   for (let i = 0; i < toScore; ++i) {
     const got = await marks(page);
