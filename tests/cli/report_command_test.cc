@@ -86,6 +86,22 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][
   CHECK(checks["recoverability"] == 4 + 1 + 2);  // overload, recovery, two probes
   CHECK(report["conditions"]["quality"]["summary"]["answers"]["scored"] == 10);
   CHECK(report["facts"]["model"] == "sim-assistant test");
+  // The cost's r at the sustained capacity, counted again from the records: the ok requests of
+  // the sweep level that held, over that step's window.
+  const json& stage = run_json["stages"].back();
+  REQUIRE(stage["capacity"]["holds_up_to"].is_number());
+  const json* held = nullptr;
+  for (const json& step : stage["steps"])
+    if (step["phase"] == "sweep" && step["level"] == stage["capacity"]["holds_up_to"]) held = &step;
+  REQUIRE(held);
+  int64_t ok = 0;
+  for (const json& record : testing::ReadJsonLines(dir / "out/requests.jsonl")) {
+    ok += record["phase_id"] == (*held)["phase_id"] && !record["warmup"].get<bool>() &&
+          record["outcome"] == "ok";
+  }
+  REQUIRE(ok > 0);
+  CHECK(report["cost"]["at"]["sustained_capacity"]["rate_req_s"].get<double>() ==
+        Approx(ok / (*held)["throughput"]["window_s"].get<double>()).epsilon(1e-9));
   // Support triage of every request: the overload's shed requests among them.
   REQUIRE(report["triage"].size() == 7);
   CHECK(report["triage"]["shed"].get<int64_t>() > 0);
