@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/profile_options.h"
 #include "cli/profile_report.h"
+#include "cli/profile_telemetry.h"
 #include "cli/run_support.h"
 #include "http/openai_request.h"
 #include "load/dataset.h"
@@ -24,6 +25,7 @@
 #include "load/progress.h"
 #include "load/schedule.h"
 #include "load/sessions.h"
+#include "load/slices.h"
 #include "load/synthetic.h"
 #include "load/trace.h"
 #include "manifest/corpus.h"
@@ -63,6 +65,9 @@ class ProfileCommand : public Command, private ProfileFlags {
   load::RequestSpec MakeRequest(int64_t sequence) const;
   Result<std::vector<load::Arrival>> Schedule(double rate) const;
   json Config() const;
+  ProfileTelemetryOptions TelemetryOptions() const {
+    return {.metrics_url = metrics_url_, .gpu = gpu_, .interval_ms = scrape_interval_ms_};
+  }
   json InputConfig() const;
   load::DatasetOptions DatasetOptions() const {
     return {.format = load::DatasetFormatFromName(dataset_format_),
@@ -132,6 +137,8 @@ Status ProfileCommand::Prepare() {
                            " shards: each needs at least one request in flight");
   for (double r : rates_)
     if (!(r > 0)) errors.push_back("--request-rate levels must be above 0");
+  for (const std::string& problem : CheckTelemetryOptions(TelemetryOptions()))
+    errors.push_back(problem);
   if (!requests_ && !duration_s_) requests_ = 100;
   if (requests_ && *requests_ < 1) errors.push_back("--requests must be at least 1");
   if (duration_s_ && !(*duration_s_ > 0)) errors.push_back("--duration must be above 0");
@@ -503,6 +510,8 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
   load::LoadResult& result = ran->load;
   ProfileLevel level{.kind = plan.kind,
                      .value = plan.value,
+                     .started_ns = result.started_ns,
+                     .ended_ns = result.ended_ns,
                      .metrics = load::ComputeMetrics(result.records, slos_),
                      .offered_rate = plan.offered_rate,
                      .wall_s = static_cast<double>(result.ended_ns - result.started_ns) / 1e9,
@@ -580,6 +589,10 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
                               .clock = SteadyClock::Get(),
                               .origin_ns = origin_ns,
                               .stop = stop});
+  std::vector<std::string> telemetry_notes;
+  ProfileTelemetry telemetry(TelemetryOptions(), origin_ns, telemetry_notes);
+  for (const std::string& note : telemetry_notes)
+    console.Line("note: " + note);
   std::vector<ProfileLevel> levels;
   const auto fail_run = [&](const Status& status) {
     return fail(status, ExitCode::kRuntimeFailure);
@@ -620,6 +633,7 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   bool interrupted = stop.load();
   for (const ProfileLevel& level : levels)
     interrupted = interrupted || level.interrupted;
+  if (Status stored = telemetry.Finish(**store, run_id); !stored.ok()) return fail_run(stored);
 
   for (const std::string& line : ProfileTable(levels))
     console.Line(line);
@@ -637,6 +651,21 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   for (const std::string& line : CapacityLines(levels, sweep, unit, search_))
     console.Line(line);
   json profile = ProfileJson(config, fingerprint, run_id, levels, interrupted);
+  std::vector<LevelWindow> windows;
+  for (const ProfileLevel& level : levels)
+    windows.push_back({level.kind, level.value, level.started_ns, level.ended_ns});
+  if (telemetry.any()) profile["server_metrics"] = telemetry.Json(windows);
+  if (slice_s_)
+    for (size_t i = 0; i < levels.size(); ++i) {
+      const ProfileLevel& level = levels[i];
+      const std::span<const load::RequestRecord> records =
+          std::span<const load::RequestRecord>(records_).subspan(level.first_record,
+                                                                 level.record_count);
+      profile["levels"][i]["slices"] =
+          load::SlicesToJson(load::ComputeSlices(records, slos_, level.started_ns, level.ended_ns,
+                                                 static_cast<int64_t>(*slice_s_ * 1e9)),
+                             level.started_ns);
+    }
   if (sweep) profile["capacity"] = scenario::CapacityJson(*sweep, !concurrency_.empty(), search_);
   // Record times are ns from this steady-clock reading (CLOCK_MONOTONIC), so they can be set
   // beside a server's own timestamps on the same machine.
@@ -652,6 +681,11 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
                           corpus_ || dataset_ || !trace_entries_.empty() ? nullptr : &synthetic_,
                           WallNsAtSteady(steps.context().origin_ns));
   if (!aiperf.ok()) return fail(aiperf.status(), ExitCode::kRuntimeFailure);
+  if (telemetry.any())
+    if (Status written =
+            WriteFileAtomically(out_dir + "/server_metrics.csv", telemetry.Csv(windows));
+        !written.ok())
+      return fail(written, ExitCode::kRuntimeFailure);
   if (Status marked = (*store)->SetRunStatus(
           run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
           WallUnixMs());
@@ -659,7 +693,8 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
     return fail(marked, ExitCode::kRuntimeFailure);
   console.Line("run " + run_id + (interrupted ? " (interrupted)" : ""));
   console.Line("wrote " + out_dir + "/profile.json, " + out_dir + "/profile.csv, " + out_dir +
-               "/requests.jsonl; store " + db_path);
+               "/requests.jsonl" + (telemetry.any() ? ", " + out_dir + "/server_metrics.csv" : "") +
+               "; store " + db_path);
   if (!aiperf->empty())
     console.Line("AIPerf-compatible export: " +
                  (aiperf->size() == 1 ? out_dir + "/profile_export_aiperf.json and .csv"

@@ -229,6 +229,21 @@ void ProfileFlags::AddOptions(CLI::App& app) {
       ->capture_default_str()
       ->check(Between(1, kMaxTimeoutMs));
   app.add_option("--out", out_dir_, "Output folder (default reports/<run id>)");
+  app.add_option("--metrics-url", metrics_url_,
+                 "Scrape the target's Prometheus metrics through every level (server_metrics.csv)")
+      ->type_name("URL");
+  app.add_option("--gpu", gpu_, "GPU telemetry: auto (NVML when present), off, or dcgm URL")
+      ->expected(1, 2)
+      ->type_name("MODE [URL]")
+      ->capture_default_str();
+  app.add_option("--slice-s", slice_s_,
+                 "Every metric of each level also per time slice of this many seconds "
+                 "(profile.json)")
+      ->check(Between(0.01, 3600));
+  app.add_option("--scrape-interval-ms", scrape_interval_ms_,
+                 "Milliseconds between scrapes of --metrics-url and --gpu")
+      ->capture_default_str()
+      ->check(Between(1, 3'600'000));
 }
 
 }  // namespace stagegate::cli

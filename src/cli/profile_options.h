@@ -66,6 +66,10 @@ struct ProfileFlags {
   load::Timeouts timeouts_;
   std::string out_dir_;
   std::string tokenizer_path_;
+  std::string metrics_url_;
+  std::vector<std::string> gpu_ = {"off"};
+  int64_t scrape_interval_ms_ = 1000;
+  std::optional<double> slice_s_;
 };
 
 /// Parsers of `profile`'s option values that take more than a range check. Each fails with

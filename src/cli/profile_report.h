@@ -20,6 +20,7 @@ namespace stagegate::cli {
 struct ProfileLevel {
   std::string kind;  // "concurrency", "request_rate" or "trace"
   double value = 0;
+  int64_t started_ns = 0, ended_ns = 0;  // its window, from the profile's origin
   load::PhaseMetrics metrics;
   std::optional<double> offered_rate;  // open loop: the schedule's mean rate
   double wall_s = 0;

@@ -172,13 +172,21 @@ void PrintSummary(console::Console& out, const Bundle& bundle, const Fingerprint
              std::string(10 - std::string(NameOf(phase.kind, kPhaseNames)).size(), ' ') +
              DescribeLoad(phase));
 
-  std::vector<std::string> latency;
-  for (const LatencyThreshold& t : s.thresholds.latency)
-    latency.push_back(std::string(NameOf(t.metric, kLatencyMetricNames)) + " p" +
-                      FormatNumber(t.percentile) + " <= " + FormatNumber(t.max_ms) + " ms");
-  latency.push_back("completion >= " + FormatNumber(s.thresholds.completion_rate * 100, 2) + "%");
+  const auto limits = [](const std::vector<LatencyThreshold>& latency, double completion_rate) {
+    std::vector<std::string> out;
+    for (const LatencyThreshold& t : latency)
+      out.push_back(std::string(NameOf(t.metric, kLatencyMetricNames)) + " p" +
+                    FormatNumber(t.percentile) + " <= " + FormatNumber(t.max_ms) + " ms");
+    out.push_back("completion >= " + FormatNumber(completion_rate * 100, 2) + "%");
+    return Join(out, "; ");
+  };
   out.Line("condition 1  responsiveness (steady and burst of the final stage): " +
-           Join(latency, "; "));
+           limits(s.thresholds.latency, s.thresholds.completion_rate));
+  for (const ThresholdScope& scope : s.thresholds.scopes)
+    out.Line("  scope " + scope.name + " (" +
+             (scope.tag.empty() ? "category " + scope.category : "tag " + scope.tag) +
+             ", pending below " + std::to_string(scope.min_requests) + " requests): " +
+             limits(scope.latency, scope.completion_rate.value_or(s.thresholds.completion_rate)));
   if (bundle.rubric) {
     const QualityThresholds& q = s.quality;
     std::string text = "quality: " + std::to_string(q.samples_at_rest) + " answers at rest + " +

@@ -1,5 +1,7 @@
 #include "manifest/bundle.h"
 
+#include <algorithm>
+
 #include "base/files.h"
 #include "base/strings.h"
 
@@ -21,7 +23,29 @@ void CheckTask(Diagnostics& diagnostics, const Corpus& corpus, const std::option
                                   DidYouMean(ref->name, corpus.TaskIds()));
 }
 
+// A threshold scope must select a task of the corpus: a misspelt category would otherwise judge
+// nothing, and stay pending for ever.
+void CheckScopes(Diagnostics& diagnostics, const Scenario& scenario, const Corpus& corpus) {
+  std::vector<std::string> categories, tags;
+  for (const Task& task : corpus.tasks) {
+    categories.push_back(task.category);
+    tags.insert(tags.end(), task.tags.begin(), task.tags.end());
+  }
+  for (const ThresholdScope& scope : scenario.thresholds.scopes) {
+    if (scope.category.empty() == scope.tag.empty()) continue;  // said where it was read
+    const bool by_tag = !scope.tag.empty();
+    const std::string& wanted = by_tag ? scope.tag : scope.category;
+    const std::vector<std::string>& known = by_tag ? tags : categories;
+    if (std::find(known.begin(), known.end(), wanted) != known.end()) continue;
+    diagnostics.Error(scope.pos, "threshold scope '" + scope.name +
+                                     "': no task of the corpus has " +
+                                     (by_tag ? "tag '" : "category '") + wanted + "'" +
+                                     DidYouMean(wanted, known));
+  }
+}
+
 void CheckAgainstCorpus(Diagnostics& diagnostics, const Scenario& scenario, const Corpus& corpus) {
+  CheckScopes(diagnostics, scenario, corpus);
   for (const AccessDenialProbe& probe : scenario.faults.access_denial) {
     const std::string what = "probe '" + probe.name + "'";
     CheckPersona(diagnostics, corpus, probe.persona, what);

@@ -51,6 +51,7 @@ struct Task {
   std::vector<std::string> follow_ups;
   Ref persona;
   std::string category;
+  std::vector<std::string> tags;  // free labels: threshold scopes select tasks by them
   std::vector<Capability> needs;
   std::string reference;
   std::vector<Check> checks;

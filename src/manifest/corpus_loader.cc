@@ -236,6 +236,9 @@ Task ReadTask(const YamlFile& file, const YAML::Node& node) {
   }
   task.persona = ReadRef(map, "persona", Need::kRequired).value_or(Ref{});
   task.category = map.String("category", Need::kRequired).value_or("");
+  task.tags = map.StringList("tags").value_or(std::vector<std::string>{});
+  for (const std::string& tag : task.tags)
+    if (tag.empty()) file.Error(map.Get("tags"), "task '" + task.id + "': a tag must not be empty");
   YAML::Node needs = map.Get("needs", Need::kRequired);
   if (needs.IsDefined())
     task.needs = ReadCapabilities(file, needs, "'needs'").value_or(std::vector<Capability>{});

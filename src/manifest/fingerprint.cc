@@ -151,13 +151,31 @@ json FaultsJson(const FaultControls& faults) {
   return {{"access_denial", denial}, {"tool_outage", outage}};
 }
 
-json ThresholdsJson(const Scenario& s) {
+json LatencyJson(const std::vector<LatencyThreshold>& thresholds) {
   json latency = json::array();
-  for (const LatencyThreshold& t : s.thresholds.latency)
+  for (const LatencyThreshold& t : thresholds)
     latency.push_back({{"metric", NameOf(t.metric, kLatencyMetricNames)},
                        {"percentile", t.percentile},
                        {"max_ms", t.max_ms}});
-  return {{"latency", latency}, {"completion_rate", s.thresholds.completion_rate}};
+  return latency;
+}
+
+json ThresholdsJson(const Scenario& s) {
+  json out = {{"latency", LatencyJson(s.thresholds.latency)},
+              {"completion_rate", s.thresholds.completion_rate}};
+  // Only a scenario with scopes has the key, so that others keep their fingerprints.
+  if (s.thresholds.scopes.empty()) return out;
+  json scopes = json::array();
+  for (const ThresholdScope& scope : s.thresholds.scopes)
+    scopes.push_back(
+        {{"name", scope.name},
+         {"category", scope.category},
+         {"tag", scope.tag},
+         {"latency", LatencyJson(scope.latency)},
+         {"completion_rate", scope.completion_rate ? json(*scope.completion_rate) : json(nullptr)},
+         {"min_requests", scope.min_requests}});
+  out["scopes"] = scopes;
+  return out;
 }
 
 json QualityJson(const QualityThresholds& q) {
@@ -219,6 +237,7 @@ json CanonicalCorpus(const Corpus& corpus) {
                  {"source", t.source}};
     // Only a task with follow-ups has the key, so that other corpora keep their fingerprints.
     if (!t.follow_ups.empty()) task["follow_ups"] = t.follow_ups;
+    if (!t.tags.empty()) task["tags"] = t.tags;
     tasks.push_back(std::move(task));
   }
   json documents = json::array();
@@ -345,6 +364,7 @@ json CanonicalScenario(const Bundle& bundle) {
   if (s.decisions.present)
     canonical[kDecisionsKey] = {{"owners", s.decisions.owners},
                                 {"require_signoff", s.decisions.require_signoff}};
+  if (s.slice_s) canonical[kSliceKey] = *s.slice_s;
   // Only a scenario with a cost section has the key, which the fingerprint leaves out anyway.
   if (const std::optional<Cost>& cost = s.cost)
     canonical[kCostKey] = {{"price_per_hour", cost->price_per_hour},
@@ -361,6 +381,7 @@ Fingerprint ComputeFingerprint(const Bundle& bundle) {
   // of the measurement: two runs that differ only in them are comparable.
   canonical.erase(kCostKey);
   canonical.erase(kDecisionsKey);
+  canonical.erase(kSliceKey);
   Fingerprint fingerprint;
   fingerprint.value = Sha256Hex(canonical.dump());
   if (!canonical["corpus"].is_null()) fingerprint.corpus_sha = canonical["corpus"]["sha256"];

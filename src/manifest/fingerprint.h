@@ -23,6 +23,8 @@ nlohmann::json CanonicalScenario(const Bundle& bundle);
 inline constexpr const char* kCostKey = "cost";
 /// The key of the canonical scenario that holds its `decisions` section.
 inline constexpr const char* kDecisionsKey = "decisions";
+/// The time slices' length, when given: how the figures are cut, not what was measured.
+inline constexpr const char* kSliceKey = "slice_s";
 
 struct Fingerprint {
   std::string

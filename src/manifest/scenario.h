@@ -163,10 +163,24 @@ struct LatencyThreshold {
   double max_ms = 0;
 };
 
+/// Thresholds for one kind of task: the requests of the corpus tasks of one category, or of the
+/// tasks carrying one tag. Condition 1 judges them on those requests alone, beside the thresholds
+/// every request is held to.
+struct ThresholdScope {
+  std::string name;      // "actions": unique among the scopes
+  SourcePos pos;         // of the scope's mapping
+  std::string category;  // exactly one of category and tag is set
+  std::string tag;
+  std::vector<LatencyThreshold> latency;
+  std::optional<double> completion_rate;  // unset: the scenario's
+  int64_t min_requests = 20;              // fewer in a phase: its checks are pending
+};
+
 /// Condition 1.
 struct Thresholds {
   std::vector<LatencyThreshold> latency;
   double completion_rate = 0.99;
+  std::vector<ThresholdScope> scopes;
 };
 
 /// Condition 2.
@@ -313,6 +327,9 @@ struct Scenario {
   Decisions decisions;
   std::optional<Cost> cost;
   std::string baseline;
+  /// Seconds of each time slice of every step's metrics in run.json, and of the report's
+  /// timeline; unset: no slices, and the timeline by the second.
+  std::optional<double> slice_s;
 
   const LoadPhase* FindPhase(PhaseKind kind) const;
 };

@@ -339,14 +339,22 @@ InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
   return input;
 }
 
-Thresholds ReadThresholds(const YamlFile& file, const YAML::Node& node) {
-  Thresholds thresholds;
-  MapReader map(file, node, "thresholds");
-  YAML::Node latency = map.Get("latency");
-  if (latency.IsDefined() && !latency.IsSequence())
+// A name a person or a report reads: 1 to `max` bytes, not blank, no control character.
+bool IsPlainLabel(const std::string& text, size_t max) {
+  return !Trim(text).empty() && text.size() <= max &&
+         std::none_of(text.begin(), text.end(),
+                      [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
+// A list of latency thresholds.
+std::vector<LatencyThreshold> ReadLatencyList(const YamlFile& file, const YAML::Node& latency) {
+  std::vector<LatencyThreshold> out;
+  if (!latency.IsDefined()) return out;
+  if (!latency.IsSequence()) {
     file.Error(latency, "'latency' must be a list of thresholds, got " + Describe(latency));
-  for (const YAML::Node& item :
-       latency.IsDefined() && latency.IsSequence() ? latency : YAML::Node()) {
+    return out;
+  }
+  for (const YAML::Node& item : latency) {
     MapReader entry(file, item, "latency threshold");
     LatencyThreshold threshold;
     threshold.metric =
@@ -361,10 +369,55 @@ Thresholds ReadThresholds(const YamlFile& file, const YAML::Node& node) {
                      " is not one the statistics carry: 1, 5, 10, 25, 50, 75, 90, 95 or 99");
     threshold.max_ms = entry.Number("max_ms", Need::kRequired, kPositive).value_or(0);
     entry.Finish();
-    thresholds.latency.push_back(threshold);
+    out.push_back(threshold);
   }
+  return out;
+}
+
+// One entry of `thresholds.scopes`: the tasks it selects (a category or a tag) and its limits.
+std::optional<ThresholdScope> ReadScope(const YamlFile& file, const YAML::Node& node) {
+  MapReader map(file, node, "threshold scope");
+  if (!map.valid()) return std::nullopt;
+  ThresholdScope scope{.pos = map.pos()};
+  scope.category = map.String("category").value_or("");
+  scope.tag = map.String("tag").value_or("");
+  if (scope.category.empty() == scope.tag.empty())
+    file.Error(map.pos(),
+               "a threshold scope selects its tasks by exactly one of 'category' and "
+               "'tag'");
+  scope.name = map.String("name").value_or(scope.category.empty() ? scope.tag : scope.category);
+  if (!IsPlainLabel(scope.name, 100))
+    file.Error(node["name"].IsDefined() ? node["name"] : node,
+               "a threshold scope's name must be 1 to 100 characters, no control characters");
+  scope.latency = ReadLatencyList(file, map.Get("latency"));
+  scope.completion_rate = map.Number("completion_rate", Need::kOptional, kProbability);
+  if (scope.latency.empty() && !scope.completion_rate)
+    file.Error(map.pos(), "threshold scope '" + scope.name +
+                              "' sets no limit: give 'latency' or 'completion_rate'");
+  scope.min_requests =
+      map.Integer("min_requests", Need::kOptional, {.min = 1, .max = 1e9}).value_or(20);
+  map.Finish();
+  return scope;
+}
+
+Thresholds ReadThresholds(const YamlFile& file, const YAML::Node& node) {
+  Thresholds thresholds;
+  MapReader map(file, node, "thresholds");
+  thresholds.latency = ReadLatencyList(file, map.Get("latency"));
   thresholds.completion_rate = map.Number("completion_rate", Need::kOptional, kProbability)
                                    .value_or(thresholds.completion_rate);
+  YAML::Node scopes = map.Get("scopes");
+  if (scopes.IsDefined() && !scopes.IsSequence())
+    file.Error(scopes, "'scopes' must be a list of threshold scopes, got " + Describe(scopes));
+  for (const YAML::Node& item : scopes.IsDefined() && scopes.IsSequence() ? scopes : YAML::Node()) {
+    std::optional<ThresholdScope> scope = ReadScope(file, item);
+    if (!scope) continue;
+    for (const ThresholdScope& earlier : thresholds.scopes)
+      if (earlier.name == scope->name)
+        file.Error(item, "threshold scope '" + scope->name + "' is named twice (first at line " +
+                             std::to_string(earlier.pos.line) + ")");
+    thresholds.scopes.push_back(std::move(*scope));
+  }
   map.Finish();
   return thresholds;
 }
@@ -495,9 +548,7 @@ Decisions ReadDecisions(const YamlFile& file, const YAML::Node& node) {
     MapReader owner_map(file, owners, "decisions: owners");
     for (const char* condition : {"responsiveness", "quality", "recoverability"})
       if (std::optional<std::string> owner = owner_map.String(condition)) {
-        if (Trim(*owner).empty() || owner->size() > 200 ||
-            std::any_of(owner->begin(), owner->end(),
-                        [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+        if (!IsPlainLabel(*owner, 200))
           file.Error(owners[condition],
                      std::string("decisions: owners: '") + condition +
                          "' must name someone: 1 to 200 characters, no control characters");
@@ -583,6 +634,7 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
   YAML::Node cost = map.Get("cost");
   if (cost.IsDefined()) scenario.cost = ReadCost(file, cost);
   scenario.baseline = map.String("baseline").value_or("");
+  scenario.slice_s = map.Number("slice_s", Need::kOptional, {.min = 0.01, .max = 3600});
   map.Finish();
 
   bool needs_corpus = scenario.input.source == InputSource::kCorpus ||

@@ -22,6 +22,14 @@ std::string Measured(const store::ThresholdResult& check, const std::string& abs
 
 Check ThresholdCheckOf(Condition condition, std::string name, const store::ThresholdResult& check,
                        const std::string& absent) {
+  // A threshold scope with too few requests in the phase cannot be judged yet.
+  if (check.pending)
+    return {.condition = condition,
+            .name = std::move(name),
+            .status = CheckStatus::kPending,
+            .detail = "too few requests of the scope to judge: " + std::to_string(check.requests) +
+                      " measured" +
+                      (check.measured ? " (" + Measured(check, absent) + ")" : std::string())};
   return {.condition = condition,
           .name = std::move(name),
           .status = check.passed ? CheckStatus::kPass : CheckStatus::kFail,
@@ -180,12 +188,13 @@ bool InTimeline(const store::PhaseInfo& p, const std::string& final_stage) {
          (p.phase == "burst" || p.phase == "overload" || p.phase == "recovery");
 }
 
-// The final stage's burst, overload and recovery, second by second from the first of them:
-// requests sent and the TTFT p95 of each second. Returns the span drawn, if any.
+// The final stage's burst, overload and recovery, slice by slice (of `slice_ns`: the scenario's
+// slice_s, else a second) from the first of them: requests sent a second and the TTFT p95 of each
+// slice. Returns the span drawn, if any.
 std::optional<std::pair<int64_t, int64_t>> AddTimeline(
     const std::vector<store::PhaseInfo>& phases, const std::vector<load::RequestRecord>& records,
     const std::map<int64_t, const store::PhaseInfo*>& phase_of, const std::string& final_stage,
-    ChartData& charts) {
+    int64_t slice_ns, ChartData& charts) {
   std::optional<int64_t> from_ns, to_ns;
   for (const store::PhaseInfo& p : phases) {
     if (!InTimeline(p, final_stage)) continue;
@@ -198,45 +207,56 @@ std::optional<std::pair<int64_t, int64_t>> AddTimeline(
       charts.phases.push_back({p.phase,
                                {static_cast<double>(*p.started_ns - *from_ns) / 1e9,
                                 static_cast<double>(*p.ended_ns - *from_ns) / 1e9}});
-  const size_t seconds = static_cast<size_t>((*to_ns - *from_ns) / 1'000'000'000) + 1;
-  std::vector<int64_t> sent(seconds, 0);
-  std::vector<std::vector<double>> ttft(seconds);
+  const size_t slices = static_cast<size_t>((*to_ns - *from_ns) / slice_ns) + 1;
+  std::vector<int64_t> sent(slices, 0);
+  std::vector<std::vector<double>> ttft(slices);
   for (const load::RequestRecord& r : records) {
     auto found = phase_of.find(r.phase_id);
     if (found == phase_of.end() || found->second->stage != final_stage || found->second->at_rest ||
         !r.sent_ns || *r.sent_ns < *from_ns || *r.sent_ns > *to_ns)
       continue;
-    const size_t second = static_cast<size_t>((*r.sent_ns - *from_ns) / 1'000'000'000);
-    ++sent[second];
+    const size_t slice = static_cast<size_t>((*r.sent_ns - *from_ns) / slice_ns);
+    ++sent[slice];
     if (r.first_token_ns && r.outcome == load::Outcome::kOk)
-      ttft[second].push_back(static_cast<double>(*r.first_token_ns - *r.sent_ns) / 1e6);
+      ttft[slice].push_back(static_cast<double>(*r.first_token_ns - *r.sent_ns) / 1e6);
   }
+  const double slice_s = static_cast<double>(slice_ns) / 1e9;
   ChartLine sent_line{"sent/s"}, ttft_line{"ttft p95"};
-  for (size_t s = 0; s < seconds; ++s) {
-    sent_line.points.push_back({static_cast<double>(s), static_cast<double>(sent[s])});
+  for (size_t s = 0; s < slices; ++s) {
+    const double x = static_cast<double>(s) * slice_s;
+    sent_line.points.push_back({x, static_cast<double>(sent[s]) / slice_s});
     if (!ttft[s].empty()) {
       std::sort(ttft[s].begin(), ttft[s].end());
-      ttft_line.points.push_back({static_cast<double>(s), stats::PercentileOfSorted(ttft[s], 95)});
+      ttft_line.points.push_back({x, stats::PercentileOfSorted(ttft[s], 95)});
     }
   }
+  charts.slice_s = slice_s;
   charts.timeline = {sent_line, ttft_line};
   return std::pair{*from_ns, *to_ns};
 }
 
-// The server's own view of the timeline's seconds, when it was scraped: running and waiting.
+// The server's and the GPUs' own view of the timeline's seconds, when they were scraped: running
+// and waiting; KV cache and GPU utilisation in percent; GPU power and memory.
 Status AddServerLines(store::Store& store, const std::string& run_id, int64_t from_ns,
                       int64_t to_ns, ChartData& charts) {
-  Result<std::vector<store::TelemetryPoint>> points =
-      store.ListTelemetry(run_id, from_ns, to_ns, {"num_requests_running", "num_requests_waiting"});
-  if (!points.ok()) return points.status();
-  std::map<std::string, ChartLine> server;
-  for (const store::TelemetryPoint& p : *points) {
-    const std::string name = p.series.ends_with("running") ? "running" : "waiting";
-    server[name].name = name;
-    server[name].points.push_back({static_cast<double>(p.t_ns - from_ns) / 1e9, p.value});
-  }
-  for (auto& [name, line] : server)
-    charts.server.push_back(std::move(line));
+  using telemetry::Series;
+  Result<std::map<Series, SeriesValues>> series = ReadServerSeries(store, run_id, from_ns, to_ns);
+  if (!series.ok()) return series.status();
+  const auto add = [&](std::vector<ChartLine>& lines, Series s, const std::string& name,
+                       double scale) {
+    auto found = series->find(s);
+    if (found == series->end()) return;
+    ChartLine line{name};
+    for (const auto& [t_ns, value] : found->second)
+      line.points.push_back({static_cast<double>(t_ns - from_ns) / 1e9, value * scale});
+    lines.push_back(std::move(line));
+  };
+  add(charts.server, Series::kRunning, "running", 1);
+  add(charts.server, Series::kWaiting, "waiting", 1);
+  add(charts.server_share, Series::kKvCache, "kv cache %", 100);
+  add(charts.server_share, Series::kGpuUtilization, "gpu utilization %", 100);
+  add(charts.gpu_power, Series::kGpuPower, "power W", 1);
+  add(charts.gpu_memory, Series::kGpuMemory, "memory GiB", 1.0 / (1024.0 * 1024.0 * 1024.0));
   return Status::Ok();
 }
 
@@ -268,7 +288,20 @@ Status AddCharts(store::Store& store, const store::RunInfo& run, const store::Ru
   AddSteadyDistributions(*records, phase_of, IsProfileRun(run), m.charts);
   if (const store::StageFindings* final_stage = findings.FinalStage()) {
     AddSweep(*final_stage, m.charts);
-    if (auto span = AddTimeline(*phases, *records, phase_of, final_stage->name, m.charts))
+    if (final_stage->capacity) {
+      Result<Saturation> saturation =
+          FindSaturation(store, run, *phases, final_stage->name, final_stage->capacity->unit);
+      if (!saturation.ok()) return saturation.status();
+      m.saturation = std::move(*saturation);
+    }
+    Result<EnergyFigures> energy = ComputeEnergy(store, run, *phases, findings, m.cost.pass_rate);
+    if (!energy.ok()) return energy.status();
+    m.energy = std::move(*energy);
+    const store::StoredScenario scenario = store::ParseScenario(run.scenario_json);
+    const int64_t slice_ns =
+        scenario.slice_s ? static_cast<int64_t>(*scenario.slice_s * 1e9) : 1'000'000'000;
+    if (auto span = AddTimeline(*phases, *records, phase_of, final_stage->name,
+                                std::max<int64_t>(slice_ns, 1'000'000), m.charts))
       SG_RETURN_IF_ERROR(AddServerLines(store, run.id, span->first, span->second, m.charts));
   }
   Result<std::map<std::string, std::map<int64_t, int64_t>>> levels = store.ScoreLevelCounts(run.id);
@@ -313,6 +346,12 @@ std::string_view Name(Verdict verdict) {
       break;
   }
   return "pending";
+}
+
+std::string_view VerdictClass(Verdict verdict) {
+  return verdict == Verdict::kReady     ? "ready"
+         : verdict == Verdict::kPending ? "pending"
+                                        : "not-ready";
 }
 
 Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,

@@ -12,6 +12,8 @@
 #include "manifest/bundle.h"
 #include "quality/summary.h"
 #include "report/cost.h"
+#include "report/energy.h"
+#include "report/server_series.h"
 #include "store/findings.h"
 #include "store/store.h"
 
@@ -27,6 +29,8 @@ enum class Verdict { kReady, kNotReady, kPending };
 std::string_view Name(Condition condition);  // "responsiveness", "quality", "recoverability"
 std::string_view Name(CheckStatus status);   // "pass", "fail", "pending"
 std::string_view Name(Verdict verdict);      // "ready", "not ready", "pending"
+/// The CSS class of a verdict in the HTML pages: "ready", "pending", "not-ready".
+std::string_view VerdictClass(Verdict verdict);
 
 /// One check of the release decision, as the verdict and JUnit see it.
 struct Check {
@@ -50,10 +54,15 @@ struct ChartData {
   std::string sweep_unit;        // "req/s" or "concurrency"
   std::vector<ChartLine> sweep;  // "ttft p95", "e2e p95", "goodput"
   std::optional<double> holds_up_to, fails_at;
-  // The final stage's burst, overload and recovery, second by second from the first of them.
+  // The final stage's burst, overload and recovery, slice by slice from the first of them (each
+  // slice_s long: the scenario's slice_s, else a second).
   std::vector<ChartLine> timeline;  // "sent/s", "ttft p95", ...
+  double slice_s = 1;
   std::vector<std::pair<std::string, std::pair<double, double>>> phases;  // name -> [from, to] s
-  std::vector<ChartLine> server;  // telemetry over the same seconds: running, waiting
+  std::vector<ChartLine> server;        // telemetry over the same seconds: running, waiting
+  std::vector<ChartLine> server_share;  // and in percent: KV cache, GPU utilisation
+  std::vector<ChartLine> gpu_power;     // watts, all GPUs
+  std::vector<ChartLine> gpu_memory;    // GiB in use, all GPUs
   // Reviewers' scores: criterion -> level -> count.
   std::map<std::string, std::map<int64_t, int64_t>> score_levels;
 };
@@ -82,6 +91,12 @@ struct ReportModel {
   quality::QualitySummary quality;
   CostFigures cost;  // information beside the verdict, never a check
   ChartData charts;
+  // What saturated first as the final stage's sweep rose (report/server_series.h); set with the
+  // chart data.
+  std::optional<Saturation> saturation;
+  // Joules per completed request, output token and accepted answer (report/energy.h); set with
+  // the chart data. Information, never a check.
+  std::optional<EnergyFigures> energy;
   std::vector<std::string> notes;
   // Set by the caller: the support triage of every request, class -> count, in the order of
   // report/triage.h (shed, error, denied, tool-failure, wrong, slow, ok).

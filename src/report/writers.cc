@@ -8,6 +8,7 @@
 #include "report/compare_runs.h"
 #include "report/decisions.h"
 #include "report/model.h"
+#include "report/scopes.h"
 #include "report/svg.h"
 
 namespace stagegate::report {
@@ -95,6 +96,8 @@ std::string MarkdownText(std::string text) {
   return out;
 }
 
+constexpr const char* kScopeTitle = "Thresholds by kind of task (final stage)";
+
 // The responsiveness table of the stages, a header row first, as plain text for either format.
 std::vector<std::vector<std::string>> StageTable(const store::RunFindings& findings) {
   std::vector<std::vector<std::string>> table = {{"stage", "steady ttft p50", "steady ttft p95",
@@ -159,13 +162,6 @@ std::optional<std::string> CapacityFinding(const ReportModel& m) {
   const store::StageFindings* stage = m.findings.FinalStage();
   if (!stage || !stage->capacity) return std::nullopt;
   return stage->capacity->finding;
-}
-
-// The CSS class of a verdict.
-const char* VerdictClass(Verdict verdict) {
-  return verdict == Verdict::kReady     ? "ready"
-         : verdict == Verdict::kPending ? "pending"
-                                        : "not-ready";
 }
 
 std::string E(const std::string& text) {
@@ -248,6 +244,9 @@ std::string HtmlStageTable(const ReportModel& m) {
   std::string out = HtmlTable(StageTable(m.findings));
   if (const std::optional<std::string> finding = CapacityFinding(m))
     out += "<p>Where acceptable responsiveness ends: <strong>" + E(*finding) + "</strong>.</p>\n";
+  if (m.saturation) out += "<p>What saturated first: " + E(m.saturation->sentence) + ".</p>\n";
+  if (const auto scopes = ScopeTable(m.findings); scopes.size() > 1)
+    out += "<h3>" + std::string(kScopeTitle) + "</h3>\n" + HtmlTable(scopes);
   const std::vector<std::vector<std::string>> turns = TurnTable(m.findings);
   if (turns.size() > 1) out += "<h3>TTFT by turn (multi-turn sessions)</h3>\n" + HtmlTable(turns);
   return out;
@@ -326,15 +325,20 @@ std::string HtmlTimelineCharts(const ReportModel& m) {
   std::vector<Band> bands;
   for (const auto& [phase, span] : m.charts.phases)
     bands.push_back({.from = span.first, .to = span.second, .label = phase});
-  Chart offered{
-      .title = "Offered load around burst and overload (final stage)",
-      .description = "Requests sent each second through the burst, overload and recovery phases.",
-      .x_label = "seconds",
-      .y_label = "requests sent per second",
-      .bands = bands};
-  Chart ttft{.title = "TTFT p95 second by second (final stage)",
+  Chart offered{.title = "Offered load around burst and overload (final stage)",
+                .description =
+                    "Requests sent a second, in each slice of the burst, overload and recovery "
+                    "phases.",
+                .x_label = "seconds",
+                .y_label = "requests sent per second",
+                .bands = bands};
+  const std::string slice =
+      m.charts.slice_s == 1 ? "second" : FormatNumber(m.charts.slice_s, 2) + " s slice";
+  Chart ttft{.title = "TTFT p95 " + slice + " by " + slice + " (final stage)",
              .description =
-                 "The 95th percentile of time to first token of the requests sent in each second.",
+                 "The 95th percentile of time to first token of the requests sent in "
+                 "each " +
+                 slice + ".",
              .x_label = "seconds",
              .y_label = "ms",
              .lines = LimitLines(m, "ttft"),
@@ -347,19 +351,36 @@ std::string HtmlTimelineCharts(const ReportModel& m) {
   }
   std::string out = "<figure>" + LineChartSvg(offered) + "</figure>\n<figure>" +
                     LineChartSvg(ttft) + "</figure>\n";
-  if (m.charts.server.empty()) return out;
-  Chart server{.title = "The server's requests running and waiting (its /metrics)",
-               .description = "Scraped from the target's Prometheus metrics over the same seconds.",
-               .x_label = "seconds",
-               .y_label = "requests",
-               .bands = bands};
-  for (const ChartLine& line : m.charts.server) {
-    Series s{.name = line.name, .step = true};
-    for (const auto& [x, y] : line.points)
-      s.points.push_back({x, y});
-    server.series.push_back(std::move(s));
-  }
-  return out + "<figure>" + LineChartSvg(server) + "</figure>\n";
+  // The server's and the GPUs' series under the TTFT, on the same seconds.
+  double last_s = 0;
+  for (const auto& [phase, span] : m.charts.phases)
+    last_s = std::max(last_s, span.second);
+  const auto under = [&](const std::vector<ChartLine>& lines, std::string title,
+                         std::string y_label, bool step) {
+    if (lines.empty()) return std::string();
+    Chart chart{.title = std::move(title),
+                .description =
+                    "Scraped from the target's metrics or the GPUs over the seconds of "
+                    "the charts above.",
+                .x_label = "seconds",
+                .y_label = std::move(y_label),
+                .x_min = 0,
+                .x_max = last_s,
+                .y_min = 0,
+                .bands = bands};
+    for (const ChartLine& line : lines) {
+      Series s{.name = line.name, .step = step};
+      for (const auto& [x, y] : line.points)
+        s.points.push_back({x, y});
+      chart.series.push_back(std::move(s));
+    }
+    return "<figure>" + LineChartSvg(chart) + "</figure>\n";
+  };
+  return out +
+         under(m.charts.server, "The server's requests running and waiting", "requests", true) +
+         under(m.charts.server_share, "KV cache and GPU utilisation", "%", false) +
+         under(m.charts.gpu_power, "GPU power, all GPUs", "W", false) +
+         under(m.charts.gpu_memory, "GPU memory in use, all GPUs", "GiB", false);
 }
 
 std::string HtmlResponsiveness(const ReportModel& m) {
@@ -429,6 +450,13 @@ std::string HtmlTriage(const ReportModel& m) {
 }
 
 constexpr const char* kCostTitle = "Cost per accepted answer (information, not a check)";
+constexpr const char* kEnergyTitle = "Energy (information, not a check)";
+constexpr const char* kEnergyNote =
+    "Joules of all GPUs over the phase, from their cumulative energy counters read on each side "
+    "of its boundaries (or, without a counter, their sampled power integrated), brought to the "
+    "whole phase when the samples cover part of it, divided by the requests the phase completed, "
+    "their output tokens, and completed requests times the reviewers' pass rate. Idle and "
+    "host power are not in it.";
 
 // The cost section: its facts, the formulas with the numbers put in, what it does not claim.
 std::string MarkdownCost(const CostFigures& cost) {
@@ -494,8 +522,11 @@ json ReportJson(const ReportModel& m) {
                classes[name] = count;
              return classes;
            }()},
+          {"scopes", ScopesJson(m.findings)},
+          {"saturation", m.saturation ? SaturationJson(*m.saturation) : json(nullptr)},
           {"decisions", DecisionsJson(m)},
           {"cost", CostJson(m.cost)},
+          {"energy", m.energy ? EnergyJson(*m.energy) : json(nullptr)},
           {"baseline", m.baseline ? *m.baseline : json(nullptr)},
           {"notes", m.notes}};
 }
@@ -522,6 +553,10 @@ std::string ReportMarkdown(const ReportModel& m) {
       out += "\n" + MarkdownTable(StageTable(m.findings));
       if (const std::optional<std::string> finding = CapacityFinding(m))
         out += "\nWhere acceptable responsiveness ends: " + MarkdownText(*finding) + ".\n";
+      if (m.saturation)
+        out += "\nWhat saturated first: " + MarkdownText(m.saturation->sentence) + ".\n";
+      if (const auto scopes = ScopeTable(m.findings); scopes.size() > 1)
+        out += "\n### " + std::string(kScopeTitle) + "\n\n" + MarkdownTable(scopes);
       const std::vector<std::vector<std::string>> turns = TurnTable(m.findings);
       if (turns.size() > 1)
         out += "\n### TTFT by turn (multi-turn sessions)\n\n" + MarkdownTable(turns);
@@ -535,6 +570,11 @@ std::string ReportMarkdown(const ReportModel& m) {
   if (const auto decisions = DecisionTable(m); decisions.size() > 1)
     out += "\n## Decisions\n\n" + MarkdownTable(decisions) + DecisionRule(m, "\n") + "\n";
   out += MarkdownCost(m.cost);
+  if (m.energy && !m.energy->phases.empty())
+    out += std::string("\n## ") + kEnergyTitle + "\n\n" +
+           (Measured(*m.energy) ? MarkdownTable(EnergyTable(*m.energy)) + "\n" + kEnergyNote
+                                : "Not measured: " + m.energy->phases.front().basis + ".") +
+           "\n";
   if (!m.triage.empty()) {
     int64_t total = 0;
     for (const auto& [name, count] : m.triage)
@@ -656,6 +696,11 @@ std::string ReportHtml(const ReportModel& m) {
     out +=
         "<h2>Decisions</h2>\n" + HtmlTable(decisions) + "<p>" + e(DecisionRule(m, "")) + "</p>\n";
   out += HtmlCost(m.cost);
+  if (m.energy && !m.energy->phases.empty())
+    out +=
+        std::string("<h2>") + kEnergyTitle + "</h2>\n" +
+        (Measured(*m.energy) ? HtmlTable(EnergyTable(*m.energy)) + "<p>" + kEnergyNote + "</p>\n"
+                             : "<p>Not measured: " + E(m.energy->phases.front().basis) + ".</p>\n");
   out += HtmlTriage(m);
   if (!m.baseline_lines.empty()) {
     out += "<h2>Baseline comparison</h2>\n<pre>";
@@ -672,100 +717,6 @@ std::string ReportHtml(const ReportModel& m) {
   return out +
          "<p><small>stagegate report, schema 1, from the store "
          "alone.</small></p>\n</body></html>\n";
-}
-
-}  // namespace stagegate::report
-
-namespace stagegate::report {
-namespace {
-
-// The key figures of a run: steady TTFT and e2e p95 on its final stage, where responsiveness
-// ends, the recovery time and the reviewers' mean.
-struct KeyFigures {
-  std::optional<double> ttft_p95, e2e_p95, holds_up_to, recovered_s, mean_score;
-};
-
-KeyFigures KeyFiguresOf(const ReportModel& m) {
-  KeyFigures k;
-  if (const store::StageFindings* stage = m.findings.FinalStage()) {
-    if (const store::StepFindings* steady = stage->Step("steady")) {
-      k.ttft_p95 = steady->Stat("ttft_ms", "p95");
-      k.e2e_p95 = steady->Stat("e2e_ms", "p95");
-    }
-    if (stage->capacity) k.holds_up_to = stage->capacity->holds_up_to;
-    if (stage->recovery) k.recovered_s = stage->recovery->recovered_after_s;
-  }
-  if (!m.quality.groups.empty() && m.quality.groups.front().weighted_mean)
-    k.mean_score = m.quality.groups.front().weighted_mean;
-  return k;
-}
-
-std::string Figure(const std::optional<double>& value, int decimals) {
-  return value ? FormatNumber(*value, decimals) : "-";
-}
-
-}  // namespace
-
-std::string DashboardHtml(const std::vector<ReportModel>& runs,
-                          const std::function<bool(const std::string&)>& has_report) {
-  const auto e = [](const std::string& text) { return EscapeHtml(text); };
-  std::map<std::string, std::vector<const ReportModel*>> by_scenario;
-  for (const ReportModel& m : runs)
-    by_scenario[m.run.scenario_name].push_back(&m);
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
-      "'unsafe-inline'; img-src data:\">\n<link rel=\"icon\" href=\"data:,\">\n"
-      "<title>stagegate: runs</title>\n<style>\n"
-      "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1100px;margin:2em "
-      "auto;padding:0 1em;color:#1a1a1a}h2{margin-top:2em;border-bottom:1px solid #ddd}\n"
-      "table{border-collapse:collapse;font-size:.92em}td,th{border:1px solid #ddd;padding:.3em "
-      ".6em;text-align:left}th{background:#f5f5f5}\n"
-      ".ready{color:#0b6e2e;font-weight:600}.not-ready{color:#b00020;font-weight:600}"
-      ".pending{color:#8a5a00;font-weight:600}svg{max-width:100%;height:auto}\n"
-      "</style></head><body>\n<h1>Runs</h1>\n<p>" +
-      std::to_string(runs.size()) + " runs of " + std::to_string(by_scenario.size()) +
-      " scenarios, oldest first.</p>\n";
-  for (auto& [scenario, list] : by_scenario) {
-    std::sort(list.begin(), list.end(), [](const ReportModel* a, const ReportModel* b) {
-      return a->run.started_unix_ms < b->run.started_unix_ms;
-    });
-    out += "<h2>" + e(scenario) +
-           "</h2>\n<table><tr><th>#</th><th>run</th><th>status</th>"
-           "<th>verdict</th><th>steady TTFT p95 (ms)</th><th>steady e2e p95 (ms)</th><th>holds "
-           "up to</th><th>recovered after (s)</th><th>mean score</th></tr>\n";
-    Series ttft{.name = "steady TTFT p95", .dots = true},
-        e2e{.name = "steady e2e p95", .dots = true};
-    for (size_t i = 0; i < list.size(); ++i) {
-      const ReportModel& m = *list[i];
-      const KeyFigures k = KeyFiguresOf(m);
-      const std::string id = e(m.run.id);
-      const std::string link =
-          has_report(m.run.id) ? "<a href=\"" + id + "/report.html\">" + id + "</a>" : id;
-      const std::string verdict_class = VerdictClass(m.verdict);
-      out += "<tr><td>" + std::to_string(i + 1) + "</td><td>" + link + "</td><td>" +
-             e(std::string(store::RunStatusName(m.run.status))) + "</td><td class=\"" +
-             verdict_class + "\">" + e(std::string(Name(m.verdict))) + "</td><td>" +
-             Figure(k.ttft_p95, 1) + "</td><td>" + Figure(k.e2e_p95, 1) + "</td><td>" +
-             Figure(k.holds_up_to, 1) + "</td><td>" + Figure(k.recovered_s, 2) + "</td><td>" +
-             Figure(k.mean_score, 2) + "</td></tr>\n";
-      if (k.ttft_p95) ttft.points.push_back({static_cast<double>(i + 1), *k.ttft_p95});
-      if (k.e2e_p95) e2e.points.push_back({static_cast<double>(i + 1), *k.e2e_p95});
-    }
-    out += "</table>\n";
-    if (ttft.points.size() + e2e.points.size() > 1) {
-      Chart trend{.title = scenario + ": steady latency, run by run",
-                  .description =
-                      "TTFT and e2e p95 at steady load on the final stage of each run, "
-                      "numbered as in the table.",
-                  .x_label = "run",
-                  .y_label = "ms",
-                  .series = {ttft, e2e}};
-      out += "<figure>" + LineChartSvg(trend) + "</figure>\n";
-    }
-  }
-  return out + "</body></html>\n";
 }
 
 }  // namespace stagegate::report

@@ -103,18 +103,52 @@ std::vector<ThresholdCheck> CheckThresholds(const manifest::Thresholds& threshol
   return checks;
 }
 
+std::vector<ThresholdCheck> CheckScope(const manifest::ThresholdScope& scope,
+                                       double completion_rate, const load::PhaseMetrics& metrics,
+                                       int64_t expected_denials) {
+  const manifest::Thresholds thresholds{
+      .latency = scope.latency, .completion_rate = scope.completion_rate.value_or(completion_rate)};
+  std::vector<ThresholdCheck> checks = CheckThresholds(thresholds, metrics, expected_denials);
+  for (ThresholdCheck& c : checks) {
+    c.name = "scope " + scope.name + ": " + c.name;
+    c.scope = scope.name;
+    c.requests = metrics.offered;
+    c.pending = metrics.offered < scope.min_requests;
+    if (c.pending) c.passed = false;
+  }
+  return checks;
+}
+
+std::set<std::string> ScopeTasks(const manifest::ThresholdScope& scope,
+                                 const manifest::Corpus& corpus) {
+  std::set<std::string> tasks;
+  for (const manifest::Task& task : corpus.tasks)
+    if (scope.tag.empty()
+            ? task.category == scope.category
+            : std::find(task.tags.begin(), task.tags.end(), scope.tag) != task.tags.end())
+      tasks.insert(task.id);
+  return tasks;
+}
+
 bool AllPassed(const std::vector<ThresholdCheck>& checks) {
   return std::all_of(checks.begin(), checks.end(),
-                     [](const ThresholdCheck& c) { return c.passed; });
+                     [](const ThresholdCheck& c) { return c.passed || c.pending; });
 }
 
 json ChecksToJson(const std::vector<ThresholdCheck>& checks) {
   json out = json::array();
-  for (const ThresholdCheck& c : checks)
-    out.push_back({{"check", c.name},
-                   {"measured", c.measured ? json(*c.measured) : json(nullptr)},
-                   {"limit", c.limit},
-                   {"passed", c.passed}});
+  for (const ThresholdCheck& c : checks) {
+    json check = {{"check", c.name},
+                  {"measured", c.measured ? json(*c.measured) : json(nullptr)},
+                  {"limit", c.limit},
+                  {"passed", c.passed}};
+    if (!c.scope.empty()) {
+      check["scope"] = c.scope;
+      check["requests"] = c.requests;
+      check["pending"] = c.pending;
+    }
+    out.push_back(std::move(check));
+  }
   return out;
 }
 

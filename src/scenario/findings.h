@@ -23,6 +23,12 @@ struct ThresholdCheck {
   std::optional<double> measured;  // absent when nothing was measured (then it fails)
   double limit = 0;
   bool passed = false;
+  // A threshold scope's check (its name "scope actions: ttft p95 <= 800 ms"): the scope, how many
+  // of its requests the phase measured and, when fewer than its minimum, pending: neither passed
+  // nor failed.
+  std::string scope;
+  int64_t requests = 0;
+  bool pending = false;
 };
 
 /// Every latency threshold and the completion rate, against the phase's statistics. A denial
@@ -31,6 +37,16 @@ struct ThresholdCheck {
 std::vector<ThresholdCheck> CheckThresholds(const manifest::Thresholds& thresholds,
                                             const load::PhaseMetrics& metrics,
                                             int64_t expected_denials = 0);
+
+/// A threshold scope's thresholds (its completion rate, or else `completion_rate`) against the
+/// statistics of the scope's requests alone: `metrics` and `expected_denials` are of those.
+/// With fewer than the scope's minimum of requests, every check is pending.
+std::vector<ThresholdCheck> CheckScope(const manifest::ThresholdScope& scope,
+                                       double completion_rate, const load::PhaseMetrics& metrics,
+                                       int64_t expected_denials);
+/// The tasks of `corpus` a threshold scope selects, by category or tag.
+std::set<std::string> ScopeTasks(const manifest::ThresholdScope& scope,
+                                 const manifest::Corpus& corpus);
 
 /// Completed requests, with the denials the corpus expects, over measured ones: the completion
 /// rate the thresholds check and every output shows. 0 when nothing was measured.
@@ -46,6 +62,7 @@ std::set<std::string> RefusalTasks(const manifest::Corpus& corpus);
 /// Of `records`, the measured ones denied (401/403) on a task in `refusal_tasks`.
 int64_t CountExpectedDenials(std::span<const load::RequestRecord> records,
                              const std::set<std::string>& refusal_tasks);
+/// No check failed: each passed, or is pending.
 bool AllPassed(const std::vector<ThresholdCheck>& checks);
 nlohmann::json ChecksToJson(const std::vector<ThresholdCheck>& checks);
 

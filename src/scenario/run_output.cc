@@ -45,6 +45,7 @@ json StepJson(const StepResult& s) {
   }
   if (s.level) out["judgement"] = LevelJudgementJson(*s.level);
   if (!s.server_timing_ms.empty()) out["server_timing_mean_ms"] = s.server_timing_ms;
+  if (!s.slices.empty()) out["slices"] = load::SlicesToJson(s.slices, s.started_ns);
   if (s.sessions) out["sessions"] = load::SessionMetricsToJson(*s.sessions);
   return out;
 }

@@ -92,7 +92,11 @@ Runner::Runner(const manifest::Bundle& bundle, RunSettings settings, store::Stor
       store_(store),
       console_(console),
       stop_(stop) {
-  if (bundle_.corpus) refusal_tasks_ = RefusalTasks(*bundle_.corpus);
+  if (bundle_.corpus) {
+    refusal_tasks_ = RefusalTasks(*bundle_.corpus);
+    for (const manifest::ThresholdScope& scope : bundle_.scenario.thresholds.scopes)
+      scope_tasks_.push_back(ScopeTasks(scope, *bundle_.corpus));
+  }
 }
 
 Status Runner::Prepare(Plan& plan) {
@@ -217,14 +221,30 @@ Status Runner::Prepare(Plan& plan) {
   return Status::Ok();
 }
 
-void Runner::Summarize(StepResult& result, std::span<const load::RequestRecord> records) const {
+void Runner::Summarize(StepResult& result, std::span<const load::RequestRecord> records,
+                       bool scoped) const {
+  const manifest::Thresholds& thresholds = bundle_.scenario.thresholds;
   // Goodput counts the requests that met every latency limit of the thresholds.
-  result.metrics = load::ComputeMetrics(records, SlosOf(bundle_.scenario.thresholds));
+  result.metrics = load::ComputeMetrics(records, SlosOf(thresholds));
   result.expected_denials = CountExpectedDenials(records, refusal_tasks_);
   if (result.judged)
-    result.checks =
-        CheckThresholds(bundle_.scenario.thresholds, result.metrics, result.expected_denials);
+    result.checks = CheckThresholds(thresholds, result.metrics, result.expected_denials);
+  for (size_t i = 0; result.judged && scoped && i < scope_tasks_.size(); ++i) {
+    const manifest::ThresholdScope& scope = thresholds.scopes[i];
+    std::vector<load::RequestRecord> mine;
+    for (const load::RequestRecord& r : records)
+      if (scope_tasks_[i].contains(r.task_id)) mine.push_back(r);
+    const load::PhaseMetrics metrics =
+        load::ComputeMetrics(mine, SlosOf({.latency = scope.latency}));
+    for (ThresholdCheck& check : CheckScope(scope, thresholds.completion_rate, metrics,
+                                            CountExpectedDenials(mine, refusal_tasks_)))
+      result.checks.push_back(std::move(check));
+  }
   result.server_timing_ms = ServerTimingMeans(records);
+  if (bundle_.scenario.slice_s)
+    result.slices =
+        load::ComputeSlices(records, SlosOf(thresholds), result.started_ns, result.ended_ns,
+                            static_cast<int64_t>(*bundle_.scenario.slice_s * 1e9));
 }
 
 void Runner::UseSessions(const StageRequests& requests, PhaseStep& step) {
@@ -291,7 +311,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
       result.resumed = true;
       result.started_ns = stored->started_ns.value_or(0);
       result.ended_ns = stored->ended_ns.value_or(0);
-      Summarize(result, records);
+      Summarize(result, records, level == nullptr);
       step.options.arrivals = {};
       result.step = std::move(step);
       if (level) SG_RETURN_IF_ERROR(JudgeStep(result, records, *level, ""));
@@ -331,10 +351,10 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   if (!ran.ok()) return ran.status();
   load::LoadResult& load = ran->load;
   result.phase_id = ran->phase_id;
-  Summarize(result, load.records);
-  result.interrupted = load.interrupted;
   result.started_ns = load.started_ns;
   result.ended_ns = load.ended_ns;
+  Summarize(result, load.records, level == nullptr);
+  result.interrupted = load.interrupted;
   result.start_lag_ns = load.start_lag_ns;
   result.client_cpu_s = load.client_cpu_s;
   result.receive = load.receive;
@@ -367,7 +387,8 @@ void Runner::StartTelemetry(const Plan& plan, RunReport& report) {
   if (scenario.telemetry.gpu == manifest::GpuTelemetry::kDcgm)
     scrape("dcgm", scenario.telemetry.dcgm_url);
   if (scenario.telemetry.gpu != manifest::GpuTelemetry::kAuto) return;
-  Result<std::unique_ptr<telemetry::NvmlSampler>> opened = telemetry::NvmlSampler::Open();
+  Result<std::unique_ptr<telemetry::NvmlSampler>> opened =
+      telemetry::NvmlSampler::Open(telemetry::NvmlLibrary());
   if (!opened.ok()) {
     report.notes.push_back("GPU telemetry: none (" + opened.status().message() + ")");
     return;

@@ -19,6 +19,7 @@
 #include "load/metrics.h"
 #include "load/response_budget.h"
 #include "load/sessions.h"
+#include "load/slices.h"
 #include "manifest/bundle.h"
 #include "scenario/findings.h"
 #include "scenario/level_judge.h"
@@ -76,6 +77,7 @@ struct StepResult {
   int64_t phase_id = 0;
   load::PhaseMetrics metrics;
   std::vector<ThresholdCheck> checks;  // empty for phases the thresholds do not judge
+  std::vector<load::Slice> slices;     // with the scenario's slice_s: its time slices
   bool judged = false;                 // steady, burst and sweep levels are
   bool interrupted = false;
   bool resumed = false;                  // taken from the store, measured before a resume
@@ -197,7 +199,10 @@ class Runner {
                                      const Endpoint& endpoint) const;
   /// A step's statistics, threshold checks and Server-Timing means, from its records (measured
   /// now, or taken from the store on a resume).
-  void Summarize(StepResult& result, std::span<const load::RequestRecord> records) const;
+  /// With `scoped`, each threshold scope is checked too, on the requests of its tasks (a sweep
+  /// level is judged on the scenario's thresholds alone).
+  void Summarize(StepResult& result, std::span<const load::RequestRecord> records,
+                 bool scoped) const;
   /// The stored phase of a step, if the run being resumed has one.
   const store::PhaseInfo* Stored(const std::string& stage, const PhaseStep& step) const;
 
@@ -240,8 +245,9 @@ class Runner {
   std::unique_ptr<telemetry::NvmlSampler> nvml_;
   std::vector<std::pair<TelemetrySource, std::unique_ptr<telemetry::Scraper>>> scrapers_;
   std::vector<load::RequestRecord> records_;
-  std::set<std::string> refusal_tasks_;  // a denial of these is the right answer
-  InputFiles input_files_;               // the input's tokenizer and dataset, when it names them
+  std::set<std::string> refusal_tasks_;             // a denial of these is the right answer
+  std::vector<std::set<std::string>> scope_tasks_;  // the tasks of each threshold scope
+  InputFiles input_files_;  // the input's tokenizer and dataset, when it names them
   bool input_files_read_ = false;
   const ResumeFrom* resume_ = nullptr;
   int64_t next_ordinal_ = 0;

@@ -118,11 +118,14 @@ std::vector<ThresholdResult> ReadChecks(const Fields& f, const char* key) {
   std::vector<ThresholdResult> checks;
   for (const auto& [object, path] : f.Objects(key)) {
     const Fields c = f.At(*object, path);
-    c.Expect({"check", "measured", "limit", "passed"});
+    c.Expect({"check", "measured", "limit", "passed"});  // a scope's check adds its three
     checks.push_back({.check = c.Text("check"),
                       .measured = c.Number("measured"),
                       .limit = c.Number("limit"),
-                      .passed = c.Bool("passed").value_or(false)});
+                      .passed = c.Bool("passed").value_or(false),
+                      .scope = c.Text("scope"),
+                      .requests = c.Integer("requests").value_or(0),
+                      .pending = c.Bool("pending").value_or(false)});
   }
   return checks;
 }
@@ -369,6 +372,7 @@ StoredScenario ParseScenario(std::string_view scenario_json) {
   for (const auto& [key, target] :
        {std::pair{"corpus", &out.corpus_sha256}, std::pair{"rubric", &out.rubric_sha256}})
     if (const json* part = f.Object(key)) *target = f.Nested(*part, key).Text("sha256");
+  if (std::optional<double> slice = f.Number("slice_s"); slice && *slice > 0) out.slice_s = slice;
   if (const json* decisions = f.Object("decisions")) {
     const Fields d = f.Nested(*decisions, "decisions");
     out.require_signoff = d.Bool("require_signoff").value_or(false);

@@ -33,6 +33,12 @@ struct ThresholdResult {
   std::optional<double> measured;
   std::optional<double> limit;
   bool passed = false;
+  // A threshold scope's check: the scope ("" for the scenario's thresholds), how many of its
+  // requests the phase measured, and whether that was too few to judge (then neither passed nor
+  // failed).
+  std::string scope;
+  int64_t requests = 0;
+  bool pending = false;
 };
 
 /// A level of a sweep judged: pass, fail or inconclusive, and why.
@@ -202,6 +208,7 @@ struct StoredScenario {
   std::map<std::string, std::string> owners;
   bool require_signoff = false;
   std::optional<StoredCost> cost;  // empty: no cost section, or a malformed one
+  std::optional<double> slice_s;   // the scenario's time slices, when it has them
   std::vector<std::string> problems;
 };
 

@@ -397,6 +397,31 @@ Result<std::vector<std::pair<int64_t, double>>> Store::SeriesTotal(const std::st
   return samples;
 }
 
+Result<std::vector<TelemetryPoint>> Store::SeriesPoints(const std::string& run_id, int64_t from_ns,
+                                                        int64_t to_ns,
+                                                        const std::vector<std::string>& names) {
+  if (names.empty()) return std::vector<TelemetryPoint>();
+  std::string sql =
+      "SELECT series, t_ns, SUM(value), COUNT(*) FROM telemetry_samples WHERE run_id = ? AND t_ns "
+      "BETWEEN ? AND ? AND series IN (";
+  for (size_t i = 0; i < names.size(); ++i)
+    sql += i ? ",?" : "?";
+  sql += ") GROUP BY series, t_ns ORDER BY t_ns, series";
+  Result<Statement> query = Statement::Prepare(*db_, sql);
+  if (!query.ok()) return query.status();
+  query->Bind(1, run_id).Bind(2, from_ns).Bind(3, to_ns);
+  for (size_t i = 0; i < names.size(); ++i)
+    query->Bind(static_cast<int>(i) + 4, names[i]);
+  std::vector<TelemetryPoint> points;
+  while (query->Step())
+    points.push_back({.series = query->Text(0),
+                      .t_ns = query->Int(1),
+                      .value = query->Real(2),
+                      .label_sets = query->Int(3)});
+  SG_RETURN_IF_ERROR(query->status());
+  return points;
+}
+
 Result<std::vector<TelemetryPoint>> Store::ListTelemetry(
     const std::string& run_id, int64_t from_ns, int64_t to_ns,
     const std::vector<std::string>& series_suffixes) {

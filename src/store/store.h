@@ -75,6 +75,7 @@ struct TelemetryPoint {
   std::string series;
   int64_t t_ns = 0;
   double value = 0;
+  int64_t label_sets = 1;  // from SeriesPoints: how many label sets `value` sums
 };
 
 /// The SQLite store every command after `run` reads. Opening it creates the file (and its folder)
@@ -137,6 +138,12 @@ class Store {
   Result<std::vector<TelemetryPoint>> ListTelemetry(
       const std::string& run_id, int64_t from_ns, int64_t to_ns,
       const std::vector<std::string>& series_suffixes);
+  /// A run's samples of the series named exactly `names`, at times in [from_ns, to_ns], summed
+  /// over their label sets (GPUs, engines) at each sample time, with how many were summed;
+  /// ordered by time, then series. No names: no samples.
+  Result<std::vector<TelemetryPoint>> SeriesPoints(const std::string& run_id, int64_t from_ns,
+                                                   int64_t to_ns,
+                                                   const std::vector<std::string>& names);
   /// Records the result of a fault-control probe: the phase holding its requests, its verdict
   /// and the evidence (JSON). Replaces the probe's earlier results in the run (per request too).
   Status AddFaultResult(const std::string& run_id, const std::string& probe,

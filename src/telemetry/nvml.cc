@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 namespace stagegate::telemetry {
 namespace {
 
@@ -28,7 +30,14 @@ struct NvmlSampler::Api {
   NvmlReturn (*power_mw)(NvmlDevice, unsigned int*);
   NvmlReturn (*utilization)(NvmlDevice, NvmlUtilization*);
   NvmlReturn (*memory)(NvmlDevice, NvmlMemory*);
+  // Optional: the energy counter (millijoules since the driver loaded; Volta and newer).
+  NvmlReturn (*energy_mj)(NvmlDevice, unsigned long long*) = nullptr;
 };
+
+std::string NvmlLibrary() {
+  const char* library = std::getenv("STAGEGATE_NVML_LIBRARY");
+  return library && *library ? library : "libnvidia-ml.so.1";
+}
 
 Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& library) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -51,6 +60,9 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string& librar
   find(api->power_mw, "nvmlDeviceGetPowerUsage");
   find(api->utilization, "nvmlDeviceGetUtilizationRates");
   find(api->memory, "nvmlDeviceGetMemoryInfo");
+  // Not every NVML has the energy counter: without it, energy is integrated from power.
+  api->energy_mj = reinterpret_cast<decltype(api->energy_mj)>(
+      dlsym(handle, "nvmlDeviceGetTotalEnergyConsumption"));
   if (!missing.empty()) {
     dlclose(handle);
     return Status::NotFound(library + " lacks " + missing);
@@ -87,6 +99,8 @@ Result<std::vector<Sample>> NvmlSampler::Read() {
       samples.push_back({.name = name, .labels = labels, .value = value});
     };
     if (unsigned int mw = 0; api_->power_mw(device, &mw) == 0) add("gpu_power_watts", mw / 1000.0);
+    if (unsigned long long mj = 0; api_->energy_mj && api_->energy_mj(device, &mj) == 0)
+      add("gpu_energy_joules_total", static_cast<double>(mj) / 1000.0);
     if (NvmlUtilization u{}; api_->utilization(device, &u) == 0)
       add("gpu_utilization_ratio", u.gpu / 100.0);
     if (NvmlMemory m{}; api_->memory(device, &m) == 0) {

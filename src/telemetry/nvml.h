@@ -9,6 +9,10 @@
 
 namespace stagegate::telemetry {
 
+/// The NVML library to load: $STAGEGATE_NVML_LIBRARY when set (a driver installed elsewhere),
+/// else libnvidia-ml.so.1 from the loader's search path.
+std::string NvmlLibrary();
+
 /// GPU power, utilisation and memory from NVIDIA's management library (NVML), loaded at run time
 /// with dlopen: stagegate neither links against it nor needs it, and a machine without it is
 /// simply a machine without GPU figures.
@@ -24,8 +28,9 @@ class NvmlSampler {
 
   int devices() const { return devices_; }
   /// For every GPU (label gpu="0", ...): gpu_power_watts, gpu_utilization_ratio (0 to 1),
-  /// gpu_memory_used_bytes and gpu_memory_total_bytes. A figure a GPU cannot give is left out;
-  /// an error only when no GPU gave any.
+  /// gpu_memory_used_bytes, gpu_memory_total_bytes and, where NVML has the counter (Volta and
+  /// newer), gpu_energy_joules_total (since the driver loaded). A figure a GPU cannot give is left
+  /// out; an error only when no GPU gave any.
   Result<std::vector<Sample>> Read();
 
  private:

@@ -113,7 +113,10 @@ void Scraper::Run(std::stop_token stop) {
   std::condition_variable_any wake;  // notified by the stop request only
   const std::chrono::milliseconds interval(interval_ms_);
   auto next = std::chrono::steady_clock::now();
-  while (!stop.stop_requested()) {
+  while (true) {
+    // A last reading as it stops, so that the end of the last phase lies between two readings
+    // (an energy counter is read on each side of it).
+    const bool last = stop.stop_requested();
     int64_t arrived_ns = 0;
     Result<std::vector<Sample>> read = read_(arrived_ns);
 
@@ -126,6 +129,7 @@ void Scraper::Run(std::stop_token stop) {
       ++stats_.failures;
       stats_.last_error = read.status().WithContext(url_).message();
     }
+    if (last) return;
     const auto now = std::chrono::steady_clock::now();
     if (next <= now) next += ((now - next) / interval + 1) * interval;
     wake.wait_until(lock, stop, next, [] { return false; });

@@ -26,10 +26,10 @@ struct ScrapeStats {
 
 /// Scrapes a Prometheus endpoint (GET through libcurl's easy interface, 2 s timeout) on its own
 /// thread: once at Start(), then every `interval_ms` (at least 1) on a fixed schedule (a slow
-/// scrape skips the slots it overran rather than bursting) until Stop(). A failed scrape (no
-/// connection, a status other than 200, an unparsable body) is counted with its message and never
-/// stops the scraper. Start and Stop belong to the owner's thread; TakeSamples and stats may be
-/// called from any thread at any time.
+/// scrape skips the slots it overran rather than bursting), and once more at Stop(). A failed
+/// scrape (no connection, a status other than 200, an unparsable body) is counted with its message
+/// and never stops the scraper. Start and Stop belong to the owner's thread; TakeSamples and stats
+/// may be called from any thread at any time.
 class Scraper {
  public:
   /// One reading: the samples, with `arrived_ns` set to the steady clock when they were taken.
@@ -45,7 +45,7 @@ class Scraper {
 
   /// Starts the thread; a no-op while it runs.
   void Start();
-  /// Wakes the thread and joins it, waiting for a scrape in flight (at most its 2 s timeout).
+  /// Wakes the thread, lets it scrape a last time and joins it (at most a scrape's 2 s timeout).
   /// Idempotent; Start may run the scraper again after.
   void Stop();
 

@@ -120,11 +120,14 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][
   CHECK(md.find("; thresholds hold up to 8 req/s and fail at 100 req/s (completion rate &gt;= "
                 "0.9).") != std::string::npos);
   const std::string html = testing::ReadText(dir / "report/report.html");
-  // The CDF, latency and goodput against load, the timeline pair, the server's view, the scores.
+  // The CDF, latency and goodput against load, the timeline pair, the server's view (running and
+  // waiting; its KV cache), the scores.
   size_t charts = 0;
   for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
     ++charts;
-  CHECK(charts == 7);
+  CHECK(charts == 8);
+  CHECK(html.find("-title\">KV cache and GPU utilisation</title>") != std::string::npos);
+  CHECK(md.find("What saturated first: ") != std::string::npos);
   // Nothing outside the file: the only URL is the SVG namespace, which is a name, not a fetch.
   const std::string no_namespace = testing::ReplaceAll(html, "http://www.w3.org/2000/svg", "");
   CHECK(no_namespace.find("http://") == std::string::npos);

@@ -24,7 +24,7 @@ TEST_CASE("every broken manifest yields exactly its expected problems", "[manife
   auto name =
       GENERATE(as<std::string>{}, "unknown-keys", "wrong-types", "missing-keys", "out-of-range",
                "missing-files", "syntax-error", "stages-and-phases", "faults", "references",
-               "sweep-search", "search-levels", "headers", "headers-persona", "decisions");
+               "sweep-search", "search-levels", "headers", "headers-persona", "decisions", "scopes");
   INFO("broken/" << name << ".yaml");
   std::string expected = ReadText(Testdata("broken/" + name + ".expected"));
   REQUIRE_FALSE(expected.empty());

@@ -24,7 +24,14 @@ TEST_CASE("NvmlSampler reads power, utilisation and memory of every GPU", "[tele
   CHECK(FindValue(exposition, "gpu_utilization_ratio", {{"gpu", "1"}}) == Approx(0.07));
   CHECK(FindValue(exposition, "gpu_memory_used_bytes", {{"gpu", "0"}}) == 64424509440.0);
   CHECK(FindValue(exposition, "gpu_memory_total_bytes", {{"gpu", "1"}}) == 85899345920.0);
-  CHECK(samples->size() == 7);
+  // The first GPU's energy counter (250 W from the fake's start, offset by 1 MJ); the second
+  // has none.
+  const std::optional<double> joules =
+      FindValue(exposition, "gpu_energy_joules_total", {{"gpu", "0"}});
+  REQUIRE(joules.has_value());
+  CHECK(*joules >= 1e6);
+  CHECK_FALSE(FindValue(exposition, "gpu_energy_joules_total", {{"gpu", "1"}}).has_value());
+  CHECK(samples->size() == 8);
 }
 
 TEST_CASE("NvmlSampler says what is missing, never crashes, on a machine without NVML",

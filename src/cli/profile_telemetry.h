@@ -1,0 +1,71 @@
+#pragma once
+
+// `stagegate profile --metrics-url URL --gpu auto|off|dcgm URL`: the target's own metrics and the
+// GPUs', scraped on the profile's clock through every level, then stored with the run and written
+// beside the requests as server_metrics.csv and profile.json's "server_metrics".
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "store/store.h"
+#include "telemetry/nvml.h"
+#include "telemetry/scraper.h"
+
+namespace stagegate::cli {
+
+/// What to scrape, as the options gave it.
+struct ProfileTelemetryOptions {
+  std::string metrics_url;       // "": the target's metrics are not scraped
+  std::vector<std::string> gpu;  // {"auto"}, {"off"} or {"dcgm", URL}
+  int64_t interval_ms = 1000;
+};
+
+/// A level's window on the profile's clock, for the per-level summaries.
+struct LevelWindow {
+  std::string kind;
+  double value = 0;
+  int64_t started_ns = 0, ended_ns = 0;
+};
+
+/// The options' problems ("--gpu: ..."), each a line; none when they are good.
+std::vector<std::string> CheckTelemetryOptions(const ProfileTelemetryOptions& options);
+
+class ProfileTelemetry {
+ public:
+  /// Starts the scrapers the options ask for; `notes` receives what is absent (no NVML).
+  ProfileTelemetry(const ProfileTelemetryOptions& options, int64_t origin_ns,
+                   std::vector<std::string>& notes);
+  ~ProfileTelemetry();
+  ProfileTelemetry(const ProfileTelemetry&) = delete;
+  ProfileTelemetry& operator=(const ProfileTelemetry&) = delete;
+
+  /// Stops the scrapers (each reads once more) and stores their samples with the run.
+  Status Finish(store::Store& store, const std::string& run_id);
+
+  /// Whether any source was scraped (then the outputs below are written).
+  bool any() const { return !sources_.empty(); }
+  /// profile.json's "server_metrics": each source with its scrapes and failures, and per level
+  /// the canonical series' mean and peak over its window.
+  nlohmann::json Json(const std::vector<LevelWindow>& levels) const;
+  /// server_metrics.csv: a row a sample, its time in ns on the clock of requests.jsonl's
+  /// times_ns, the level it fell in, the series as exposed and in its canonical unit.
+  std::string Csv(const std::vector<LevelWindow>& levels) const;
+
+ private:
+  struct Source {
+    std::string source, url;
+    std::unique_ptr<telemetry::Scraper> scraper;
+    telemetry::ScrapeStats stats;
+  };
+  std::unique_ptr<telemetry::NvmlSampler> nvml_;
+  std::vector<Source> sources_;
+  std::vector<telemetry::TimedSample> samples_;
+};
+
+}  // namespace stagegate::cli
