@@ -1,5 +1,7 @@
 #include "load/slices.h"
 
+#include <algorithm>
+
 namespace stagegate::load {
 
 std::vector<Slice> ComputeSlices(std::span<const RequestRecord> records,
@@ -7,6 +9,8 @@ std::vector<Slice> ComputeSlices(std::span<const RequestRecord> records,
                                  int64_t slice_ns) {
   std::vector<Slice> slices;
   if (slice_ns <= 0 || to_ns <= from_ns) return slices;
+  // A short slice over a long step would make millions: past kMaxSlices, slices widen.
+  slice_ns = std::max(slice_ns, (to_ns - from_ns + kMaxSlices - 1) / kMaxSlices);
   const size_t count = static_cast<size_t>((to_ns - from_ns + slice_ns - 1) / slice_ns);
   std::vector<std::vector<RequestRecord>> grouped(count);
   for (const RequestRecord& r : records) {

@@ -20,8 +20,12 @@ struct Slice {
   PhaseMetrics metrics;              // throughputs over the slice's length, not its requests' span
 };
 
-/// The slices of [from_ns, to_ns) of `slice_ns` each (the last cut at to_ns); warmup records are
-/// left out as ComputeMetrics leaves them. Nothing when slice_ns <= 0 or the span is empty.
+/// At most this many slices a step: a longer step gets slices wider than asked.
+inline constexpr int64_t kMaxSlices = 10'000;
+
+/// The slices of [from_ns, to_ns) of `slice_ns` each (the last cut at to_ns), or wider when that
+/// would make more than kMaxSlices; warmup records are left out as ComputeMetrics leaves them.
+/// Nothing when slice_ns <= 0 or the span is empty.
 std::vector<Slice> ComputeSlices(std::span<const RequestRecord> records,
                                  const std::vector<Slo>& slos, int64_t from_ns, int64_t to_ns,
                                  int64_t slice_ns);

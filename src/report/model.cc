@@ -207,6 +207,7 @@ std::optional<std::pair<int64_t, int64_t>> AddTimeline(
       charts.phases.push_back({p.phase,
                                {static_cast<double>(*p.started_ns - *from_ns) / 1e9,
                                 static_cast<double>(*p.ended_ns - *from_ns) / 1e9}});
+  slice_ns = std::max(slice_ns, (*to_ns - *from_ns) / 2000 + 1);  // at most 2,000 points a line
   const size_t slices = static_cast<size_t>((*to_ns - *from_ns) / slice_ns) + 1;
   std::vector<int64_t> sent(slices, 0);
   std::vector<std::vector<double>> ttft(slices);

@@ -66,6 +66,14 @@ TEST_CASE("time slices group requests by when they were sent, with rates over ea
   CHECK(json[2]["end_s"] == 2.5);
   CHECK(json[0]["requests"]["offered"] == 3);
 
+  // A slice too short for the span widens, so that there are at most kMaxSlices.
+  const std::vector<Slice> capped = ComputeSlices(records, {}, 0, 2500 * kMs, 1);
+  CHECK(static_cast<int64_t>(capped.size()) == kMaxSlices);
+  CHECK(capped[1].start_ns == 250'000);
+  int64_t offered = 0;
+  for (const Slice& slice : capped)
+    offered += slice.metrics.offered;
+  CHECK(offered == 6);  // every measured request in the span, once
   CHECK(ComputeSlices(records, {}, 0, 2500 * kMs, 0).empty());
   CHECK(ComputeSlices(records, {}, 100, 100, kMs).empty());
 }

@@ -45,8 +45,26 @@ if (!report.checks.some((c) => c.condition === 'responsiveness' && /ttft p95 <= 
 for (const probe of ['access denial probe contractor-reads-salary-bands', 'tool outage probe ticket-service-down'])
   if (!report.checks.some((c) => c.name === probe)) fail(`no check for ${probe}`);
 const charts = (html.match(/<svg/g) || []).length;
-if (charts !== 7) fail(`${charts} charts in the HTML, expected 7`);
+if (charts !== 8) fail(`${charts} charts in the HTML, expected 8`);
+// The server's own series under the TTFT timeline: its queue, and its KV cache.
+const ttftAt = html.indexOf('-title">TTFT p95 second by second');
+const serverAt = html.indexOf('-title">The server&#39;s requests running and waiting');
+const cacheAt = html.indexOf('-title">KV cache and GPU utilisation');
+if (ttftAt < 0 || serverAt < ttftAt || cacheAt < serverAt)
+  fail(`server series not under the TTFT chart (${ttftAt}, ${serverAt}, ${cacheAt})`);
+// What saturated first, named from the sweep's telemetry: a series at a level the sweep ran.
+const saturation = report.saturation;
+if (!saturation || !saturation.sentence || /^not known/.test(saturation.sentence))
+  fail(`what saturated first: ${JSON.stringify(saturation)}`);
+if (!md.includes('What saturated first: ' + saturation.sentence.replace(/>/g, '&gt;')))
+  fail('no "What saturated first" in the Markdown');
+if (saturation.series !== null) {
+  const levels = report.conditions.responsiveness.stages.at(-1).steps
+    .filter((s) => s.phase === 'sweep').map((s) => s.level);
+  if (!levels.includes(saturation.level)) fail(`saturated at ${saturation.level}, not a level run`);
+}
 for (const section of ['Condition 1: responsiveness', 'Condition 2: quality', 'Condition 3: recoverability', 'Where acceptable responsiveness ends: ', 'thresholds hold up to'])
   if (!md.includes(section)) fail(`no "${section}" in the Markdown`);
-console.log(`demo report: ${report.verdict}; ${quality.answers.scored} answers scored; ${charts} charts`);
+console.log(`demo report: ${report.verdict}; ${quality.answers.scored} answers scored; ${charts} charts; ` +
+  `what saturated first: ${saturation.sentence}`);
 NODE
