@@ -112,26 +112,20 @@ json ProfileTelemetry::Json(const std::vector<LevelWindow>& levels) const {
   // for shares), then their mean and peak.
   json per_level = json::array();
   for (const LevelWindow& level : levels) {
-    std::map<std::pair<std::string, int64_t>, std::pair<double, int64_t>> at;  // (series, t)
+    // (series, time) -> (sum over label sets, how many)
+    std::map<std::pair<telemetry::Series, int64_t>, std::pair<double, int64_t>> at;
     for (const telemetry::TimedSample& t : samples_) {
       if (t.t_ns < level.started_ns || t.t_ns > level.ended_ns) continue;
       const std::optional<telemetry::VendorName> v = telemetry::Recognise(t.sample.name);
       if (!v) continue;
-      auto& [sum, n] = at[{std::string(telemetry::Name(v->series)), t.t_ns}];
-      sum += t.sample.value * v->scale;
-      ++n;
+      std::pair<double, int64_t>& sum = at[{v->series, t.t_ns}];
+      sum.first += t.sample.value * v->scale;
+      ++sum.second;
     }
     std::map<std::string, std::vector<double>> values;
-    for (const auto& [key, sum_n] : at) {
-      const std::optional<telemetry::Series> series = [&]() -> std::optional<telemetry::Series> {
-        for (telemetry::Series s : telemetry::kAllSeries)
-          if (telemetry::Name(s) == key.first) return s;
-        return std::nullopt;
-      }();
-      const double n = static_cast<double>(sum_n.second);
-      values[key.first].push_back(series && !telemetry::Adds(*series) ? sum_n.first / n
-                                                                      : sum_n.first);
-    }
+    for (const auto& [key, sum] : at)
+      values[std::string(telemetry::Name(key.first))].push_back(
+          telemetry::Adds(key.first) ? sum.first : sum.first / static_cast<double>(sum.second));
     json series = json::object();
     for (const auto& [name, v] : values) {
       double sum = 0;
