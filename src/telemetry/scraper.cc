@@ -91,7 +91,15 @@ Scraper::~Scraper() {
 void Scraper::Start() {
   if (thread_.joinable()) return;
   http::EnsureCurlGlobalInit();
+  int64_t before = 0;
+  {
+    std::lock_guard lock(mutex_);
+    before = stats_.scrapes;
+  }
   thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  std::unique_lock lock(mutex_);
+  readings_.wait_for(lock, std::chrono::milliseconds(2500),
+                     [&] { return stats_.scrapes > before; });
 }
 
 void Scraper::Stop() {
@@ -129,6 +137,7 @@ void Scraper::Run(std::stop_token stop) {
       ++stats_.failures;
       stats_.last_error = read.status().WithContext(url_).message();
     }
+    readings_.notify_all();
     if (last) return;
     const auto now = std::chrono::steady_clock::now();
     if (next <= now) next += ((now - next) / interval + 1) * interval;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -43,7 +44,8 @@ class Scraper {
   Scraper(const Scraper&) = delete;
   Scraper& operator=(const Scraper&) = delete;
 
-  /// Starts the thread; a no-op while it runs.
+  /// Starts the thread and waits for its first reading (at most a scrape's 2 s timeout and a
+  /// little), so that what follows lies after it; a no-op while it runs.
   void Start();
   /// Wakes the thread, lets it scrape a last time and joins it (at most a scrape's 2 s timeout).
   /// Idempotent; Start may run the scraper again after.
@@ -65,6 +67,7 @@ class Scraper {
   mutable std::mutex mutex_;  // guards samples_ and stats_
   std::vector<TimedSample> samples_;
   ScrapeStats stats_;
+  std::condition_variable readings_;  // notified after each reading, for Start
   std::jthread thread_;
 };
 
