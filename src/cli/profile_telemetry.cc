@@ -1,6 +1,7 @@
 #include "cli/profile_telemetry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "base/clock.h"
@@ -90,6 +91,8 @@ Status ProfileTelemetry::Finish(store::Store& store, const std::string& run_id) 
     s.scraper->Stop();
     s.stats = s.scraper->stats();
     std::vector<telemetry::TimedSample> taken = s.scraper->TakeSamples();
+    // What the store leaves out (NaN, infinities), the CSV and the summaries leave out too.
+    std::erase_if(taken, [](const auto& t) { return !std::isfinite(t.sample.value); });
     Result<int64_t> left_out = store.AddTelemetry(run_id, taken);
     if (!left_out.ok()) return left_out.status();
     samples_.insert(samples_.end(), std::make_move_iterator(taken.begin()),

@@ -38,11 +38,6 @@ std::optional<std::pair<int64_t, int64_t>> Covered(const SeriesValues& values, i
   return std::pair{a, b};
 }
 
-std::string LevelText(double level, const std::string& unit) {
-  return unit == "concurrency" ? "concurrency " + FormatNumber(level)
-                               : FormatNumber(level) + " " + unit;
-}
-
 const store::PhaseInfo* FindPhase(const std::vector<store::PhaseInfo>& phases,
                                   const std::string& stage, const std::string& phase,
                                   std::optional<double> level) {

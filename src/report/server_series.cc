@@ -52,11 +52,6 @@ std::string Describe(Series series, double figure) {
   return "requests waiting (" + FormatNumber(figure, 1) + " on average)";
 }
 
-std::string LevelText(double level, const std::string& unit) {
-  return unit == "concurrency" ? "concurrency " + FormatNumber(level)
-                               : FormatNumber(level) + " " + unit;
-}
-
 }  // namespace
 
 Result<std::map<Series, SeriesValues>> ReadServerSeries(
@@ -149,6 +144,11 @@ Result<Saturation> FindSaturation(store::Store& store, const store::RunInfo& run
   out.sentence = "nothing saturated up to " + LevelText(*levels.back()->level, unit) + " (" +
                  Join(peaks, ", ") + ")";
   return out;
+}
+
+std::string LevelText(double level, const std::string& unit) {
+  return unit == "concurrency" ? "concurrency " + FormatNumber(level)
+                               : FormatNumber(level) + " " + unit;
 }
 
 json SaturationJson(const Saturation& s) {

@@ -49,4 +49,7 @@ Result<Saturation> FindSaturation(store::Store& store, const store::RunInfo& run
 
 nlohmann::json SaturationJson(const Saturation& saturation);
 
+/// A sweep level as the report names it: "14 req/s", "concurrency 8".
+std::string LevelText(double level, const std::string& unit);
+
 }  // namespace stagegate::report

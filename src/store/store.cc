@@ -365,7 +365,7 @@ Result<int64_t> Store::AddTelemetry(const std::string& run_id,
   if (!insert.ok()) return insert.status();
   int64_t left_out = 0;
   for (const telemetry::TimedSample& s : samples) {
-    if (std::isnan(s.sample.value)) {
+    if (!std::isfinite(s.sample.value)) {
       ++left_out;
       continue;
     }

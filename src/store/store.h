@@ -123,8 +123,9 @@ class Store {
   /// marked stays as it is (a resumed run marks its samples again).
   Status AddAnswers(const std::string& run_id, const std::string& condition,
                     const std::vector<std::pair<int64_t, int64_t>>& phase_and_sequence);
-  /// Appends telemetry samples of a run (labels as a JSON object) in one transaction. NaN values
-  /// are left out (SQLite stores no NaN); their count is returned.
+  /// Appends telemetry samples of a run (labels as a JSON object) in one transaction. Values that
+  /// are not finite (NaN, which SQLite stores as NULL, and infinities, which no figure can use)
+  /// are left out; their count is returned.
   Result<int64_t> AddTelemetry(const std::string& run_id,
                                std::span<const telemetry::TimedSample> samples);
   /// The telemetry series whose name ends with `suffix` (e.g. "num_requests_waiting"), summed

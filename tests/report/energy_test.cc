@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -120,6 +122,43 @@ TEST_CASE("joules per request from a DCGM exporter's counters match 400 W over t
   CHECK(m.energy["joules"].get<double>() == Approx(joules).epsilon(0.01));
   CHECK(m.energy["joules_per_request"].get<double>() ==
         Approx(joules / static_cast<double>(m.completed)).epsilon(0.01));
+}
+
+TEST_CASE("server series: the first vendor name wins, GPUs add or average, and junk is left out",
+          "[report][telemetry]") {
+  auto store = testing::Ok(store::Store::OpenInMemory());
+  REQUIRE(store
+              ->CreateRun({.id = "r",
+                           .scenario_name = "s",
+                           .fingerprint = "f",
+                           .scenario_json = "{}",
+                           .started_unix_ms = 1})
+              .ok());
+  const auto sample = [](int64_t t, std::string name, std::string gpu, double value) {
+    return telemetry::TimedSample{
+        .t_ns = t,
+        .source = "x",
+        .sample = {.name = name, .labels = {{"gpu", gpu}}, .value = value}};
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<telemetry::TimedSample> samples = {
+      // vLLM v1 exposes the new KV-cache name and the deprecated one: the new one is read.
+      sample(100, "vllm:kv_cache_usage_perc", "", 0.5),
+      sample(100, "vllm:gpu_cache_usage_perc", "", 0.9),
+      // Two GPUs: utilisation (percent) averages, power adds.
+      sample(100, "DCGM_FI_DEV_GPU_UTIL", "0", 90), sample(100, "DCGM_FI_DEV_GPU_UTIL", "1", 40),
+      sample(100, "DCGM_FI_DEV_POWER_USAGE", "0", 300),
+      sample(100, "DCGM_FI_DEV_POWER_USAGE", "1", 100),
+      // A server's junk: an infinite counter and a NaN gauge are not stored.
+      sample(200, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "0", inf),
+      sample(200, "vllm:num_requests_waiting", "", std::nan(""))};
+  CHECK(testing::Ok(store->AddTelemetry("r", samples)) == 2);
+  const auto series = testing::Ok(ReadServerSeries(*store, "r", 0, 1000));
+  CHECK(series.at(telemetry::Series::kKvCache) == SeriesValues{{100, 0.5}});
+  CHECK(series.at(telemetry::Series::kGpuUtilization)[0].second == Approx(0.65));
+  CHECK(series.at(telemetry::Series::kGpuPower) == SeriesValues{{100, 400}});
+  CHECK_FALSE(series.contains(telemetry::Series::kGpuEnergy));
+  CHECK_FALSE(series.contains(telemetry::Series::kWaiting));
 }
 
 TEST_CASE("a counter's joules are interpolated at the boundaries and survive a reset", "[report]") {
