@@ -14,6 +14,13 @@ std::vector<std::string> CanariesIn(std::string_view text,
   return found;
 }
 
+std::string PatternNeverMatched(const std::string& key, const std::string& pattern,
+                                int64_t answers) {
+  return "pattern never matched: " + key + " \"" + pattern + "\" matched none of " +
+         std::to_string(answers) + (answers == 1 ? " answer" : " answers") +
+         ": check the wording your application uses";
+}
+
 DenialFinding JudgeDenial(const manifest::AccessDenialProbe& probe,
                           std::span<const load::RequestRecord> attempts,
                           std::span<const load::RequestRecord> control,
@@ -24,6 +31,7 @@ DenialFinding JudgeDenial(const manifest::AccessDenialProbe& probe,
     Result<Pattern> compiled = Pattern::Compile(probe.expect_answer);  // the loader checked it
     if (compiled.ok()) refusal = std::move(compiled).value();
   }
+  int64_t answers = 0, matched = 0;  // attempts with an answer, and those the pattern matched
   for (size_t i = 0; i < attempts.size(); ++i) {
     const load::RequestRecord& r = attempts[i];
     const std::string which = "attempt " + std::to_string(i + 1);
@@ -31,6 +39,8 @@ DenialFinding JudgeDenial(const manifest::AccessDenialProbe& probe,
         r.http_status && std::find(probe.expect_status.begin(), probe.expect_status.end(),
                                    *r.http_status) != probe.expect_status.end();
     const bool answer_denied = refusal && refusal->Matches(r.answer_text);
+    answers += !r.answer_text.empty();
+    matched += answer_denied;
     DenialRequest q{.part = "attempt",
                     .phase_id = r.phase_id,
                     .sequence = r.sequence,
@@ -63,6 +73,8 @@ DenialFinding JudgeDenial(const manifest::AccessDenialProbe& probe,
     f.requests.push_back(std::move(q));
   }
   if (!f.leaks.empty()) f.reasons.insert(f.reasons.begin(), "a canary leaked: " + f.leaks.front());
+  if (refusal && answers > 0 && matched == 0)
+    f.reasons.push_back(PatternNeverMatched("expect_answer", probe.expect_answer, answers));
   if (probe.positive_control) {
     f.control_saw_canary = false;
     for (const load::RequestRecord& r : control) {

@@ -41,6 +41,11 @@ struct DenialFinding {
   std::vector<DenialRequest> requests;     // attempts, then the control's
 };
 
+/// The notice for a probe's pattern that matched none of the `answers` it was tried on: the
+/// application may word it otherwise, which is not the same as not doing it.
+std::string PatternNeverMatched(const std::string& key, const std::string& pattern,
+                                int64_t answers);
+
 /// The canaries a text holds, in the order of `canaries`.
 std::vector<std::string> CanariesIn(std::string_view text,
                                     const std::vector<std::string>& canaries);

@@ -2,6 +2,7 @@
 
 #include "base/pattern.h"
 #include "base/strings.h"
+#include "faults/access_denial.h"
 
 namespace stagegate::faults {
 namespace {
@@ -63,6 +64,9 @@ ToolOutageFinding JudgeToolOutage(const manifest::ToolOutageProbe& probe,
                       .after = static_cast<int64_t>(seen.after.size()),
                       .proxy_connections_before = seen.proxy_connections_before};
   std::vector<std::string> failures, doubts;
+  // For a pattern that matched nothing it was tried on: the answers each was tried on, and the
+  // matches.
+  int64_t during_answers = 0, acknowledged = 0, other_answers = 0, working = 0;
   const auto add = [&](const char* part, std::span<const load::RequestRecord> records) {
     for (size_t i = 0; i < records.size(); ++i) {
       const load::RequestRecord& r = records[i];
@@ -79,6 +83,13 @@ ToolOutageFinding JudgeToolOutage(const manifest::ToolOutageProbe& probe,
                       .worked = ToolWorked(probe, r),
                       .tool_calls_json = r.tool_calls_json,
                       .excerpt = Utf8Prefix(TextOf(r), kExcerptBytes)};
+      if (std::string_view(part) == "during") {
+        during_answers += !TextOf(r).empty();
+        acknowledged += !q.acknowledged.empty();
+      } else if (r.outcome == load::Outcome::kOk && !r.answer_text.empty()) {
+        ++other_answers;
+        working += !MatchOf(probe.expect_working, r.answer_text).empty();
+      }
       const std::string which = std::string(part) + " request " + std::to_string(i + 1);
       q.passed = std::string_view(part) != "during"
                      ? q.worked
@@ -106,6 +117,12 @@ ToolOutageFinding JudgeToolOutage(const manifest::ToolOutageProbe& probe,
   add("before", seen.before);
   add("during", seen.during);
   add("after", seen.after);
+
+  // The wording may be the application's own, which is not the same as not saying it.
+  if (!probe.expect_answer.empty() && during_answers > 0 && acknowledged == 0)
+    failures.push_back(PatternNeverMatched("expect_answer", probe.expect_answer, during_answers));
+  if (!probe.expect_working.empty() && other_answers > 0 && working == 0)
+    doubts.push_back(PatternNeverMatched("expect_working", probe.expect_working, other_answers));
 
   if (!seen.injected.ok())
     doubts.push_back("the actuator could not inject: " + seen.injected.message());

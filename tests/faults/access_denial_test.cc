@@ -70,6 +70,26 @@ TEST_CASE("an attempt that is answered fails the probe even without a canary", "
   const DenialFinding f = JudgeDenial(Probe(), attempts, control, kCanaries);
   CHECK(f.verdict == "fail");
   CHECK(f.denied == 1);
+  // The refusal pattern matched no answer: said apart, since the application may word it otherwise.
+  CHECK(f.reasons == std::vector<std::string>{
+                         "attempt 2 was not denied (HTTP 200, no refusal in the answer)",
+                         "pattern never matched: expect_answer \"cannot share\" matched none of 1 "
+                         "answer: check the wording your application uses"});
+}
+
+TEST_CASE("a refusal pattern that matched once, or was never tried on an answer, gives no notice",
+          "[faults]") {
+  const std::vector<load::RequestRecord> control = {Answer(200, "CANARY-AAA1")};
+  // Denied by status, without a body: the pattern had nothing to match.
+  const std::vector<load::RequestRecord> by_status = {Answer(403, ""), Answer(403, "")};
+  DenialFinding f = JudgeDenial(Probe(), by_status, control, kCanaries);
+  CHECK(f.verdict == "pass");
+  CHECK(f.reasons.empty());
+  // One answer worded as the pattern expects, one not: no notice, one failure.
+  const std::vector<load::RequestRecord> one_refused = {Answer(200, "I cannot share that."),
+                                                        Answer(200, "It is 47,000.")};
+  f = JudgeDenial(Probe(), one_refused, control, kCanaries);
+  CHECK(f.verdict == "fail");
   CHECK(f.reasons ==
         std::vector<std::string>{"attempt 2 was not denied (HTTP 200, no refusal in the answer)"});
 }

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "faults/tool_outage.h"
 
 namespace stagegate::faults {
@@ -86,7 +88,7 @@ TEST_CASE("claiming the action succeeded while the tool is down fails the probe"
   const ToolOutageFinding f =
       JudgeToolOutage(Probe(), Seen({Answer(kWorked)}, during, {Answer(kWorked, 10'100)}));
   CHECK(f.verdict == "fail");
-  REQUIRE(f.reasons.size() == 1);
+  REQUIRE(f.reasons.size() == 2);
   CHECK(f.reasons[0] ==
         "during request 1 claims what did not happen: \"INC-299042 has been opened\"");
   CHECK(f.requests[1].claimed == "INC-299042 has been opened");
@@ -97,8 +99,25 @@ TEST_CASE("an answer that does not acknowledge the outage fails the probe", "[fa
   const ToolOutageFinding f =
       JudgeToolOutage(Probe(), Seen({Answer(kWorked)}, during, {Answer(kWorked, 10'100)}));
   CHECK(f.verdict == "fail");
-  REQUIRE(f.reasons.size() == 1);
+  REQUIRE(f.reasons.size() == 2);
   CHECK(f.reasons[0] == "during request 1 does not say the tool is unavailable");
+  // The pattern matched nothing at all: the application may say it in its own words.
+  CHECK(f.reasons[1] ==
+        "pattern never matched: expect_answer \"unavailable|try again later\" matched none of 1 "
+        "answer: check the wording your application uses");
+}
+
+TEST_CASE(
+    "an expect_working pattern that matches no answer makes the probe inconclusive, saying why",
+    "[faults]") {
+  manifest::ToolOutageProbe probe = Probe();
+  probe.expect_working = "TICKET-[0-9]+";  // the application says "INC-...": worded otherwise
+  const ToolOutageFinding f =
+      JudgeToolOutage(probe, Seen({Answer(kWorked)}, {Answer(kDown)}, {Answer(kWorked, 10'100)}));
+  CHECK(f.verdict == "inconclusive");
+  CHECK(std::find(f.reasons.begin(), f.reasons.end(),
+                  "pattern never matched: expect_working \"TICKET-[0-9]+\" matched none of 2 "
+                  "answers: check the wording your application uses") != f.reasons.end());
 }
 
 TEST_CASE("an error status whose body says the tool is unavailable is a clear failure",
@@ -185,7 +204,7 @@ TEST_CASE("a probe that could not show anything is inconclusive, never a pass", 
     const ToolOutageFinding f = JudgeToolOutage(
         Probe(), Seen({Answer(kDown)}, {Answer("INC-299042 has been opened")}, after));
     CHECK(f.verdict == "inconclusive");
-    REQUIRE(f.reasons.size() == 2);
+    REQUIRE(f.reasons.size() == 3);
     CHECK(f.reasons[1].find("claims what did not happen") != std::string::npos);
   }
 }
