@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "base/redact.h"
-#include "http/curl_handles.h"
+#include "http/blocking_call.h"
 
 extern char** environ;
 
@@ -84,13 +84,6 @@ class CommandActuator : public Actuator {
   std::chrono::milliseconds timeout_;
 };
 
-size_t AppendKept(char* data, size_t size, size_t count, void* out_ptr) {
-  auto* out = static_cast<std::string*>(out_ptr);
-  const size_t n = size * count;
-  if (out->size() < kKeptOutput) out->append(data, std::min(n, kKeptOutput - out->size()));
-  return n;
-}
-
 class HttpActuator : public Actuator {
  public:
   HttpActuator(const manifest::Actuator& actuator, std::chrono::milliseconds timeout)
@@ -104,42 +97,25 @@ class HttpActuator : public Actuator {
 
  private:
   Status Send(const manifest::HttpCall& call, const std::string& action) const {
-    http::EnsureCurlGlobalInit();
-    http::EasyHandle easy(curl_easy_init());
-    if (!easy) return Status::Internal("curl_easy_init failed");
-    std::string body = call.body.is_null() ? "" : call.body.dump();
-    std::string answer;
-    char error[CURL_ERROR_SIZE] = "";
-    http::HeaderList headers = http::MakeHeaderList(
-        call.body.is_null() ? std::vector<std::string>{}
-                            : std::vector<std::string>{"Content-Type: application/json"});
-    CURL* e = easy.get();
-    curl_easy_setopt(e, CURLOPT_URL, call.url.c_str());
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call.method.c_str());
-    if (!call.body.is_null()) {
-      curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.c_str());
-      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-    }
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_.count()));
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &AppendKept);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &answer);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
-    const CURLcode code = curl_easy_perform(e);
+    http::CallRequest request{
+        .method = call.method,
+        .url = call.url,
+        .headers = call.body.is_null() ? std::vector<std::string>{}
+                                       : std::vector<std::string>{"Content-Type: application/json"},
+        .body = call.body.is_null() ? "" : call.body.dump(),
+        .timeout_ms = timeout_.count(),
+        .max_body = kKeptOutput};
+    Result<http::CallReply> reply = http::Call(request);
     // The message reaches the probe's findings: no URL credentials, nor an echo of them.
     const std::string what =
         "the " + action + " request (" + call.method + " " + UrlWithoutUserinfo(call.url) + ")";
     Redactor redactor;
     redactor.AddAll(UrlSecrets(call.url));
-    if (code != CURLE_OK)
-      return Status::IoError(what +
-                             " failed: " + (error[0] != '\0' ? error : curl_easy_strerror(code)));
-    long status = 0;
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    if (status < 200 || status > 299)
-      return Status::IoError(what + " was answered " + std::to_string(status) +
-                             (answer.empty() ? "" : ": " + redactor.Apply(answer.substr(0, 200))));
+    if (!reply.ok()) return Status::IoError(what + " failed: " + reply.status().message());
+    if (reply->status < 200 || reply->status > 299)
+      return Status::IoError(
+          what + " was answered " + std::to_string(reply->status) +
+          (reply->body.empty() ? "" : ": " + redactor.Apply(reply->body.substr(0, 200))));
     return Status::Ok();
   }
 
