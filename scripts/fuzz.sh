@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-30}"
 jobs="${FUZZ_JOBS:-$(nproc)}"
-all=(sse_parser openai_stream prometheus scenario corpus rubric import_jsonl import_csv trace)
+all=(sse_parser openai_stream prometheus scenario corpus rubric import_jsonl import_csv trace
+  corpus_import)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all[@]}"); fi
 

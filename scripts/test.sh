@@ -5,11 +5,13 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh --tests
 # The official openai npm client (the client-compatibility test), puppeteer-core (which drives
-# Debian's chromium in the reviewer page's test) and kubernetes-models (the Kubernetes API schemas
-# the k8s manifests are checked against), in a test-only folder.
+# Debian's chromium in the reviewer page's test), kubernetes-models (the Kubernetes API schemas
+# the k8s manifests are checked against) and @dwmkerr/mock-llm (a third-party OpenAI-compatible
+# server that `stagegate init` is tested against), in a test-only folder.
 if [ ! -f tests/node/node_modules/openai/package.json ] ||
    [ ! -f tests/node/node_modules/puppeteer-core/package.json ] ||
-   [ ! -f tests/node/node_modules/kubernetes-models/package.json ]; then
+   [ ! -f tests/node/node_modules/kubernetes-models/package.json ] ||
+   [ ! -f tests/node/node_modules/@dwmkerr/mock-llm/package.json ]; then
   npm ci --prefix tests/node --no-audit --no-fund
 fi
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Debug > /dev/null

@@ -66,6 +66,8 @@ void InstallLastResortHandler();
 void SetRunningCommand(std::string_view name);
 
 // One factory per subcommand, each defined in its own file.
+std::unique_ptr<Command> MakeInitCommand();
+std::unique_ptr<Command> MakeCorpusCommand();
 std::unique_ptr<Command> MakeValidateCommand();
 std::unique_ptr<Command> MakeSimCommand();
 std::unique_ptr<Command> MakeProfileCommand();

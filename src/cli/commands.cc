@@ -16,6 +16,14 @@ namespace stagegate::cli {
 
 const std::vector<CommandEntry>& Commands() {
   static const std::vector<CommandEntry> kCommands = {
+      {"init",
+       "Start on your own application: a scenario mapped to its endpoint, a corpus skeleton and a "
+       "rubric, shaped by one probe of the endpoint; never overwrites a file",
+       MakeInitCommand},
+      {"corpus",
+       "Author the corpus: import questions from CSV or JSON Lines into task files, or show its "
+       "lengths, categories, duplicates and tasks without references",
+       MakeCorpusCommand},
       {"validate",
        "Check a scenario and everything it references; print its summary and fingerprint",
        MakeValidateCommand},

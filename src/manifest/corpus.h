@@ -58,6 +58,7 @@ struct Task {
   std::optional<Ref> rubric;
   std::string approved_by;
   std::string source;
+  bool example = false;  // written by `stagegate init`, not yet one of the team's own
 };
 
 struct Document {

@@ -254,6 +254,7 @@ Task ReadTask(const YamlFile& file, const YAML::Node& node) {
   task.rubric = ReadRef(map, "rubric");
   task.approved_by = map.String("approved_by", Need::kRequired).value_or("");
   task.source = map.String("source", Need::kRequired).value_or("");
+  task.example = map.Bool("example").value_or(false);
   map.Finish();
   return task;
 }

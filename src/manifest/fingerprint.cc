@@ -238,6 +238,7 @@ json CanonicalCorpus(const Corpus& corpus) {
     // Only a task with follow-ups has the key, so that other corpora keep their fingerprints.
     if (!t.follow_ups.empty()) task["follow_ups"] = t.follow_ups;
     if (!t.tags.empty()) task["tags"] = t.tags;
+    if (t.example) task["example"] = true;
     tasks.push_back(std::move(task));
   }
   json documents = json::array();

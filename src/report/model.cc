@@ -373,6 +373,16 @@ Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
     m.notes.push_back("stored findings: " + problem + " (read as not measured)");
   if (run.status == store::RunStatus::kInterrupted)
     m.notes.push_back("the run was interrupted: what it did not measure is pending");
+  if (bundle && bundle->corpus) {
+    const auto& tasks = bundle->corpus->tasks;
+    const auto examples = std::count_if(tasks.begin(), tasks.end(),
+                                        [](const manifest::Task& t) { return t.example; });
+    if (examples > 0)
+      m.notes.push_back("the corpus is not yet the team's own: " + std::to_string(examples) +
+                        " of its " + std::to_string(tasks.size()) +
+                        " tasks are stagegate init's examples (replace them with approved "
+                        "questions; stagegate corpus import)");
+  }
   AddResponsiveness(m.findings, m);
   AddQuality(m.quality, m);
   AddRecoverability(m.findings, m);

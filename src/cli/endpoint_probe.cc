@@ -1,0 +1,162 @@
+#include "cli/endpoint_probe.h"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "http/blocking_call.h"
+#include "http/openai_request.h"
+#include "http/openai_stream.h"
+#include "http/sse_parser.h"
+#include "telemetry/prometheus.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Lower(std::string text) {
+  for (char& c : text)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::vector<std::string> AuthHeaders(const std::string& api_key) {
+  if (api_key.empty()) return {};
+  return {"Authorization: Bearer " + api_key};
+}
+
+void ProbeModels(const std::string& root, const std::string& api_key, int64_t timeout_ms,
+                 EndpointFindings& f) {
+  Result<http::CallReply> reply = http::Call(
+      {.url = root + "/v1/models", .headers = AuthHeaders(api_key), .timeout_ms = timeout_ms});
+  if (!reply.ok()) {
+    f.problem = reply.status().message();
+    return;
+  }
+  const json list = json::parse(reply->body, nullptr, false);
+  f.models_listed =
+      reply->status == 200 && list.is_object() && list.contains("data") && list["data"].is_array();
+  if (!*f.models_listed) return;
+  for (const json& entry : list["data"])
+    if (entry.is_object() && entry.contains("id") && entry["id"].is_string())
+      f.models.push_back(entry["id"].get<std::string>());
+}
+
+void ProbeAnswer(const std::string& root, const std::string& model, const std::string& api_key,
+                 int64_t timeout_ms, EndpointFindings& f) {
+  http::RequestBodyOptions options{.model = model, .stream = true, .max_tokens = 16};
+  std::vector<std::string> headers = AuthHeaders(api_key);
+  headers.push_back("Content-Type: application/json");
+  headers.push_back("Accept: text/event-stream");
+  Result<http::CallReply> reply =
+      http::Call({.method = "POST",
+                  .url = root + "/v1/chat/completions",
+                  .headers = headers,
+                  .body = http::BuildRequestBody(options, "Say hello in five words."),
+                  .timeout_ms = timeout_ms});
+  if (!reply.ok()) {
+    if (f.problem.empty()) f.problem = reply.status().message();
+    return;
+  }
+  f.model_accepted = reply->status >= 200 && reply->status <= 299;
+  if (!*f.model_accepted) {
+    f.refusal = "HTTP " + std::to_string(reply->status) +
+                (reply->body.empty() ? "" : ": " + Utf8Prefix(reply->body, 200));
+    return;
+  }
+  f.streams = Lower(reply->content_type).find("text/event-stream") != std::string::npos;
+  if (!*f.streams) {
+    // A whole answer: the server ignored "stream": true.
+    const json body = json::parse(reply->body, nullptr, false);
+    f.usage = body.is_object() && body.contains("usage") && body["usage"].is_object();
+    if (body.is_object() && body.contains("choices") && body["choices"].is_array() &&
+        !body["choices"].empty() && body["choices"][0].is_object()) {
+      const json& message = body["choices"][0].value("message", json::object());
+      if (message.is_object() && message.contains("content") && message["content"].is_string())
+        f.answer = Utf8Prefix(message["content"].get<std::string>(), 200);
+    }
+    return;
+  }
+  http::SseParser parser;
+  http::OpenAiStreamDecoder decoder;
+  int64_t n = 0;
+  parser.FeedEach(reply->body, [&](const http::SseEvent& event) { decoder.OnEvent(event, ++n); });
+  decoder.OnEnd(++n);
+  f.streams = decoder.state() == http::OpenAiStreamDecoder::State::kDone;
+  f.usage = decoder.usage().completion_tokens.has_value();
+  f.answer = Utf8Prefix(decoder.content(), 200);
+  if (decoder.state() != http::OpenAiStreamDecoder::State::kDone && !decoder.error().empty())
+    f.refusal = decoder.error();
+}
+
+void ProbeMetrics(const std::string& root, const std::string& api_key, int64_t timeout_ms,
+                  EndpointFindings& f) {
+  Result<http::CallReply> reply = http::Call(
+      {.url = root + "/metrics", .headers = AuthHeaders(api_key), .timeout_ms = timeout_ms});
+  if (!reply.ok()) return;
+  Result<telemetry::Exposition> exposition = telemetry::ParsePrometheusText(reply->body);
+  f.metrics = reply->status == 200 && exposition.ok() && !exposition->samples.empty();
+}
+
+std::string YesNo(const std::optional<bool>& value, const std::string& yes, const std::string& no) {
+  return !value ? "not known" : *value ? yes : no;
+}
+
+}  // namespace
+
+std::string EndpointRoot(std::string base_url) {
+  while (!base_url.empty() && base_url.back() == '/')
+    base_url.pop_back();
+  if (base_url.ends_with("/v1")) base_url.resize(base_url.size() - 3);
+  while (!base_url.empty() && base_url.back() == '/')
+    base_url.pop_back();
+  return base_url;
+}
+
+EndpointFindings ProbeEndpoint(const std::string& base_url, const std::string& model,
+                               const std::string& api_key, int64_t timeout_ms) {
+  EndpointFindings f{.base_url = EndpointRoot(base_url)};
+  ProbeModels(f.base_url, api_key, timeout_ms, f);
+  if (!f.problem.empty()) return f;  // not reached: nothing more to learn
+  ProbeAnswer(f.base_url, model, api_key, timeout_ms, f);
+  ProbeMetrics(f.base_url, api_key, timeout_ms, f);
+  return f;
+}
+
+std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::string& model) {
+  std::vector<std::string> lines;
+  if (!f.problem.empty()) {
+    lines.push_back("could not reach " + f.base_url + ": " + f.problem);
+    lines.push_back(
+        "the scenario is written for a streaming server with usage and no /metrics; run init "
+        "again into an empty folder once the server is up, or edit target: by hand");
+    return lines;
+  }
+  std::string listed = "model list (/v1/models): ";
+  if (!f.models_listed || !*f.models_listed) {
+    listed += "none";
+  } else {
+    listed += f.models.empty() ? "empty" : Join(f.models, ", ");
+    if (std::find(f.models.begin(), f.models.end(), model) == f.models.end())
+      listed += " (" + model + " is not among them)";
+  }
+  lines.push_back(listed);
+  lines.push_back("model name " + model + ": " +
+                  YesNo(f.model_accepted, "accepted",
+                        "refused (" + f.refusal + "): set target.model to a name it accepts"));
+  lines.push_back("streaming: " + YesNo(f.streams, "works (TTFT and ITL can be measured)",
+                                        "no: the scenario sets stream: false and judges e2e "
+                                        "latency only"));
+  lines.push_back("usage in the stream: " +
+                  YesNo(f.usage, "present (token counts are the server's)",
+                        "absent: output tokens are counted as stream events; give "
+                        "input.tokenizer (the model's tokenizer.json) to count exactly"));
+  lines.push_back("/metrics: " + YesNo(f.metrics, "present (the scenario scrapes it)",
+                                       "absent: no server series in the report"));
+  if (!f.answer.empty()) lines.push_back("its answer began: \"" + f.answer + "\"");
+  return lines;
+}
+
+}  // namespace stagegate::cli

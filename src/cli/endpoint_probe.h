@@ -1,0 +1,36 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stagegate::cli {
+
+/// What one look at an OpenAI-compatible endpoint found: `stagegate init` writes its scenario to
+/// match. Each answer is absent when the probe could not tell (the server was not reached).
+struct EndpointFindings {
+  std::string base_url;  // as probed: no trailing '/' nor '/v1'
+  std::string problem;   // why the endpoint could not be probed at all; "" when it could
+  std::optional<bool> models_listed;   // GET /v1/models answered with a list of models
+  std::vector<std::string> models;     // their ids
+  std::optional<bool> model_accepted;  // a chat request naming the model was answered 2xx
+  std::string refusal;                 // the status and start of the body when it was not
+  std::optional<bool> streams;         // the answer came as server-sent events ending in [DONE]
+  std::optional<bool> usage;           // the stream carried a usage object with token counts
+  std::optional<bool> metrics;         // GET /metrics answered a Prometheus exposition
+  std::string answer;                  // the start of the answer
+};
+
+/// `base_url` without a trailing '/' or '/v1' (stagegate adds /v1/... itself).
+std::string EndpointRoot(std::string base_url);
+
+/// Probes the endpoint at `base_url` once: the model list, one short streamed chat answer from
+/// `model` (asking for usage), and /metrics. `api_key` ("" for none) goes as a bearer token.
+/// Never throws; every request is bounded by `timeout_ms`.
+EndpointFindings ProbeEndpoint(const std::string& base_url, const std::string& model,
+                               const std::string& api_key, int64_t timeout_ms);
+
+/// The findings as lines for a person: what was found and what it means for a run.
+std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::string& model);
+
+}  // namespace stagegate::cli

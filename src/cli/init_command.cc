@@ -1,0 +1,132 @@
+// `stagegate init DIR`: a starting point for the user's own application (a scenario mapped to it,
+// a corpus skeleton of example tasks, a rubric), shaped by one probe of its endpoint.
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "base/files.h"
+#include "base/strings.h"
+#include "cli/command.h"
+#include "cli/endpoint_probe.h"
+#include "cli/init_files.h"
+#include "cli/stored_run.h"
+#include "manifest/bundle.h"
+
+namespace stagegate::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class InitCommand : public Command {
+ public:
+  void Configure(CLI::App& app) override {
+    app.add_option("dir", dir_, "The folder to write into (made when missing)")->required();
+    app.add_option("--target-url", target_url_,
+                   "The OpenAI-compatible endpoint's base URL (http://host:port, with or "
+                   "without /v1)")
+        ->required()
+        ->check(HttpUrl());
+    app.add_option("--model", model_, "The model name to send in requests")->required();
+    app.add_option("--stages", stages_,
+                   "The stages to write, in order: bare, retrieval, identity, tools")
+        ->delimiter(',')
+        ->check(CLI::IsMember(InitStageNames()))
+        ->default_str("bare");
+    app.add_option("--api-key-env", api_key_env_,
+                   "The environment variable holding the endpoint's bearer key (never stored)");
+    app.add_flag("--no-probe", no_probe_, "Write the files without probing the endpoint");
+    app.add_option("--probe-timeout-ms", probe_timeout_ms_,
+                   "How long each of the probe's requests may take")
+        ->capture_default_str()
+        ->check(Between(100, 600'000));
+  }
+
+  ExitCode Run(const GlobalOptions&, console::Console& console) override {
+    if (Trim(model_).empty() || std::any_of(model_.begin(), model_.end(),
+                                            [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+      return Fail(console, "init", Status::InvalidInput("--model must name a model"));
+    if (!api_key_env_.empty() &&
+        (api_key_env_.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789_") != std::string::npos ||
+         std::isdigit(static_cast<unsigned char>(api_key_env_[0]))))
+      return Fail(console, "init",
+                  Status::InvalidInput("--api-key-env must be a variable name, not the key"));
+    InitRequest request{.target_url = target_url_, .model = model_, .api_key_env = api_key_env_};
+    for (const std::string& name : InitStageNames())  // bare always, then in their order
+      if (name == "bare" || std::find(stages_.begin(), stages_.end(), name) != stages_.end())
+        request.stages.push_back(name);
+
+    // Never overwrite: every file is checked before any is written.
+    const std::vector<std::pair<std::string, std::string>> planned = InitFiles(request);
+    std::vector<std::string> existing;
+    for (const auto& [relative, text] : planned) {
+      std::error_code error;
+      if (fs::exists(fs::path(dir_) / relative, error)) existing.push_back(dir_ + "/" + relative);
+    }
+    if (!existing.empty()) {
+      for (const std::string& path : existing)
+        console.Error("init: " + path + " exists; init never overwrites a file");
+      return ExitCode::kInvalidInput;
+    }
+
+    if (!no_probe_) {
+      std::string key;
+      if (!api_key_env_.empty()) {
+        const char* value = std::getenv(api_key_env_.c_str());
+        if (value)
+          key = value;
+        else
+          console.Line("note: $" + api_key_env_ + " is not set; probing without a key");
+      }
+      console.Line("probing " + EndpointRoot(target_url_) + " ...");
+      request.findings = ProbeEndpoint(target_url_, model_, key, probe_timeout_ms_);
+      for (const std::string& line : DescribeFindings(*request.findings, model_))
+        console.Line("  " + line);
+    }
+
+    const std::vector<std::pair<std::string, std::string>> files = InitFiles(request);
+    for (const auto& [relative, text] : files) {
+      const fs::path path = fs::path(dir_) / relative;
+      std::error_code error;
+      fs::create_directories(path.parent_path(), error);
+      if (error)
+        return Fail(
+            console, "init",
+            Status::IoError("cannot make " + path.parent_path().string() + ": " + error.message()));
+      if (Status written = WriteFileAtomically(path.string(), text); !written.ok())
+        return Fail(console, "init", written);
+    }
+    for (const std::string& line : InitAdjustments(request))
+      console.Line("adjusted: " + line);
+
+    // The files must load as written; anything else is a fault of init's.
+    manifest::Diagnostics diagnostics;
+    const std::string scenario = (fs::path(dir_) / "scenario.yaml").string();
+    if (!manifest::LoadBundle(scenario, diagnostics)) {
+      console.Error(diagnostics.ToString());
+      return Fail(console, "init",
+                  Status::Internal("the written scenario does not validate (a bug in init)"));
+    }
+    console.Line("wrote " + std::to_string(files.size()) + " files into " + dir_ + ":");
+    for (const auto& [relative, text] : files)
+      console.Line("  " + relative);
+    console.Line("next: stagegate validate " + scenario);
+    console.Line("      stagegate run " + scenario + " --only-stage bare");
+    console.Line("then replace the example tasks (" + dir_ + "/corpus/README.md)");
+    return ExitCode::kOk;
+  }
+
+ private:
+  std::string dir_, target_url_, model_, api_key_env_;
+  std::vector<std::string> stages_ = {"bare"};
+  bool no_probe_ = false;
+  int64_t probe_timeout_ms_ = 10'000;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeInitCommand() {
+  return std::make_unique<InitCommand>();
+}
+
+}  // namespace stagegate::cli
