@@ -146,11 +146,11 @@ std::string Scenario(const InitRequest& r) {
        "start tickets\"}\n"
        "#       expect_answer: \"unavailable|can't reach|try again later\"\n\n"
        "on_stage_failure: continue\n";
-  if (Metrics(r))
-    s += "\ntelemetry:\n"
-         "  scrape_interval_ms: 1000\n"
-         "  gpu: off                     # auto reads local GPUs through NVML; dcgm reads an "
-         "exporter\n";
+  s += "\ntelemetry:\n"
+       "  gpu: off                     # auto: this machine's GPUs through NVML (when stagegate "
+       "runs\n"
+       "                               # on the GPU host); dcgm with dcgm_url: a DCGM exporter\n";
+  if (Metrics(r)) s += "  scrape_interval_ms: 1000      # how often metrics_url is read\n";
   return s;
 }
 

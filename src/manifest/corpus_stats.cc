@@ -44,9 +44,9 @@ LengthSpread Spread(std::vector<int64_t> words) {
 }
 
 std::string DescribeSpread(const LengthSpread& s) {
-  return std::to_string(s.tasks) + " tasks, " + std::to_string(s.min_words) + "/" +
-         std::to_string(s.median_words) + "/" + std::to_string(s.max_words) +
-         " words (shortest/median/longest)";
+  return std::to_string(s.tasks) + (s.tasks == 1 ? " task, " : " tasks, ") +
+         std::to_string(s.min_words) + "/" + std::to_string(s.median_words) + "/" +
+         std::to_string(s.max_words) + " words (shortest/median/longest)";
 }
 
 nlohmann::json SpreadJson(const LengthSpread& s) {
@@ -111,11 +111,15 @@ std::vector<std::string> DescribeCorpusStats(const CorpusStats& stats) {
                     (ids.empty() ? "" : ": " + Join(ids, ", ") + advice));
   };
   lines.push_back("duplicates   " + std::to_string(stats.duplicates.size()) +
-                  (stats.duplicates.empty() ? "" : " pairs (the same words)"));
+                  (stats.duplicates.empty()       ? ""
+                   : stats.duplicates.size() == 1 ? " pair (the same words)"
+                                                  : " pairs (the same words)"));
   for (const SimilarPair& pair : stats.duplicates)
     lines.push_back("  " + pair.first + " = " + pair.second);
   lines.push_back("near-duplicates " + std::to_string(stats.near_duplicates.size()) +
-                  (stats.near_duplicates.empty() ? "" : " pairs (word overlap at least 0.8)"));
+                  (stats.near_duplicates.empty()       ? ""
+                   : stats.near_duplicates.size() == 1 ? " pair (word overlap at least 0.8)"
+                                                       : " pairs (word overlap at least 0.8)"));
   for (const SimilarPair& pair : stats.near_duplicates)
     lines.push_back("  " + pair.first + " ~ " + pair.second + " (" +
                     FormatNumber(pair.similarity, 2) + ")");
