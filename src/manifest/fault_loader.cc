@@ -149,8 +149,7 @@ AccessDenialProbe ReadAccessDenial(const YamlFile& file, const YAML::Node& node)
   YAML::Node answer = map.Get("expect_answer");
   if (answer.IsDefined())
     probe.expect_answer = ReadPattern(file, answer, "'expect_answer'").value_or("");
-  if (!statuses.IsDefined() && !answer.IsDefined())
-    file.Error(probe.pos, "access-denial probe: give 'expect_status', 'expect_answer' or both");
+  // Neither: the scenario's defaults (ApplyDefaultWording), once its triage section is read.
   probe.positive_control = ReadRef(map, "positive_control");
   probe.repeat = map.Integer("repeat", Need::kOptional, {.min = 1, .max = 1000}).value_or(1);
   map.Finish();
@@ -241,6 +240,28 @@ FaultControls ReadFaults(const YamlFile& file, const YAML::Node& node) {
   for (const ToolOutageProbe& probe : faults.tool_outage)
     check_unique(probe.name, probe.pos);
   return faults;
+}
+
+namespace {
+
+// "(?:a)|(?:b)": any of the patterns (each checked on its own by the loader).
+std::string AnyOf(const std::vector<std::string>& patterns) {
+  std::string any;
+  for (const std::string& pattern : patterns)
+    any += (any.empty() ? "(?:" : "|(?:") + pattern + ")";
+  return any;
+}
+
+}  // namespace
+
+void ApplyDefaultWording(const TriageRules& triage, FaultControls& faults) {
+  for (ToolOutageProbe& probe : faults.tool_outage)
+    if (probe.expect_answer.empty()) probe.expect_answer = AnyOf(triage.tool_failure_patterns);
+  for (AccessDenialProbe& probe : faults.access_denial) {
+    if (!probe.expect_status.empty() || !probe.expect_answer.empty()) continue;
+    probe.expect_status = {401, 403};
+    probe.expect_answer = AnyOf(triage.refusal_patterns);
+  }
 }
 
 }  // namespace stagegate::manifest

@@ -627,6 +627,7 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
       map.Enum("on_stage_failure", kOnStageFailureNames).value_or(OnStageFailure::kContinue);
   YAML::Node triage = map.Get("triage");
   if (triage.IsDefined()) scenario.triage = ReadTriage(file, triage);
+  ApplyDefaultWording(scenario.triage, scenario.faults);
   YAML::Node telemetry = map.Get("telemetry");
   if (telemetry.IsDefined()) scenario.telemetry = ReadTelemetry(file, telemetry);
   YAML::Node decisions = map.Get("decisions");
