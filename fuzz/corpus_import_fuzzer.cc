@@ -8,6 +8,7 @@
 #include "fuzz_support.h"
 #include "manifest/corpus.h"
 #include "manifest/corpus_import.h"
+#include "manifest/yaml_reader.h"
 
 namespace {
 
@@ -27,21 +28,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string path = data[0] % 2 ? "questions.jsonl" : "questions.csv";
   manifest::Diagnostics diagnostics;
-  const std::vector<manifest::ImportedTask> tasks =
-      manifest::ReadImport(path, std::string(fuzz::AsText(data + 1, size - 1)),
-                           {.persona = "employee", .category = "c", .approved_by = "a",
-                            .source = "s"},
-                           Fixture(), diagnostics);
+  const std::vector<manifest::ImportedTask> tasks = manifest::ReadImport(
+      path, std::string(fuzz::AsText(data + 1, size - 1)),
+      {.persona = "employee", .category = "c", .approved_by = "a", .source = "s"}, Fixture(),
+      diagnostics);
   if (!diagnostics.empty() || tasks.empty()) return 0;
+  const std::string yaml = manifest::TasksYaml(tasks, "fuzz");
+  if (yaml.size() > manifest::kMaxManifestBytes) return 0;  // refused by the command
   fuzz::RemoveScratch("import");
   fuzz::WriteScratchFile("import/corpus.yaml", "name: n\nversion: \"1\"\nowner: o\n");
-  fuzz::WriteScratchFile("import/personas.yaml", "personas:\n  - name: employee\n");
-  fuzz::WriteScratchFile("import/tasks/imported.yaml", manifest::TasksYaml(tasks, "fuzz"));
+  fuzz::WriteScratchFile("import/personas.yaml",
+                         "personas:\n  - {name: employee, token_env: T, groups: [g]}\n");
+  fuzz::WriteScratchFile("import/tasks/imported.yaml", yaml);
   manifest::Diagnostics loaded_diagnostics;
   const std::optional<manifest::Corpus> loaded =
       manifest::LoadCorpus(fuzz::ScratchDir() + "/import", loaded_diagnostics);
-  if (!loaded)
-    fuzz::Fail("imported tasks do not load: " + loaded_diagnostics.ToString());
+  if (!loaded) fuzz::Fail("imported tasks do not load: " + loaded_diagnostics.ToString());
   if (loaded->tasks.size() != tasks.size()) fuzz::Fail("a task was lost on the way");
   for (size_t i = 0; i < tasks.size(); ++i) {
     const manifest::Task& t = loaded->tasks[i];

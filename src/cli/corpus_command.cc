@@ -9,6 +9,7 @@
 #include "cli/stored_run.h"
 #include "manifest/corpus_import.h"
 #include "manifest/corpus_stats.h"
+#include "manifest/yaml_reader.h"
 
 namespace stagegate::cli {
 namespace {
@@ -82,10 +83,14 @@ class CorpusCommand : public Command {
     if (fs::exists(out, error))
       return Fail(console, "corpus import",
                   Status::InvalidInput(out.string() + " exists; give --name for another file"));
+    const std::string yaml = manifest::TasksYaml(tasks, SafeName(fs::path(file_).filename()));
+    if (yaml.size() > manifest::kMaxManifestBytes)
+      return Fail(console, "corpus import",
+                  Status::InvalidInput("the task file would be " + DescribeBytes(yaml.size()) +
+                                       ", over the " + DescribeBytes(manifest::kMaxManifestBytes) +
+                                       " a task file may be: split " + file_));
     fs::create_directories(out.parent_path(), error);
-    if (Status written = WriteFileAtomically(
-            out.string(), manifest::TasksYaml(tasks, SafeName(fs::path(file_).filename())));
-        !written.ok())
+    if (Status written = WriteFileAtomically(out.string(), yaml); !written.ok())
       return Fail(console, "corpus import", written);
     // The corpus as a run will load it, the new file included.
     manifest::Diagnostics after;

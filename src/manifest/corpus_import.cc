@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/files.h"
 #include "base/strings.h"
+#include "manifest/yaml_reader.h"
 
 namespace stagegate::manifest {
 namespace {
@@ -15,6 +17,9 @@ namespace {
 using json = nlohmann::json;
 
 constexpr size_t kMaxTasks = 100'000;
+// Half the most a task file may be (kMaxManifestBytes): quoting makes the file written larger
+// than what was read.
+constexpr size_t kMaxImportBytes = kMaxManifestBytes / 2;
 
 std::string Lower(std::string text) {
   for (char& c : text)
@@ -48,6 +53,18 @@ bool HasControl(const std::string& text, bool lines) {
   return std::any_of(text.begin(), text.end(), [lines](unsigned char c) {
     return (c < 0x20 && !(lines && (c == '\n' || c == '\t' || c == '\r'))) || c == 0x7f;
   });
+}
+
+// Whether `text`, written as a double-quoted YAML scalar, reads back the same: a few code points
+// (U+FFFE, U+FFFF) do not.
+bool SurvivesYaml(const std::string& text) {
+  YAML::Emitter out;
+  out << YAML::DoubleQuoted << text;
+  try {
+    return YAML::Load(out.c_str()).as<std::string>() == text;
+  } catch (const YAML::Exception&) {
+    return false;
+  }
 }
 
 class Reader {
@@ -136,6 +153,10 @@ class Reader {
       Error(line, "'" + key + "' holds a control character");
       return "";
     }
+    if (!SurvivesYaml(text)) {
+      Error(line, "'" + key + "' holds a character a task file cannot keep (such as U+FFFE)");
+      return "";
+    }
     return text;
   }
 
@@ -144,9 +165,10 @@ class Reader {
                                 const std::string& key) {
     auto found = row.find(key);
     if (found == row.end() || found->second.is_null()) return {};
-    if (found->second.is_string()) return SplitList(found->second.get<std::string>());
     std::vector<std::string> items;
-    if (found->second.is_array()) {
+    if (found->second.is_string()) {
+      items = SplitList(found->second.get<std::string>());
+    } else if (found->second.is_array()) {
       for (const json& item : found->second) {
         if (!item.is_string()) {
           Error(line, "'" + key + "' must be a list of texts");
@@ -155,6 +177,13 @@ class Reader {
         if (!Trim(item.get<std::string>()).empty())
           items.emplace_back(Trim(item.get<std::string>()));
       }
+    }
+    if (found->second.is_string() || found->second.is_array()) {
+      for (const std::string& item : items)
+        if (HasControl(item, false) || !SurvivesYaml(item)) {
+          Error(line, "'" + key + "' holds a control character or one a task file cannot keep");
+          return {};
+        }
       return items;
     }
     Error(line,
@@ -229,11 +258,20 @@ const std::vector<std::string>& ImportColumns() {
 std::vector<ImportedTask> ReadImport(const std::string& path, const std::string& text,
                                      const ImportDefaults& defaults, const Corpus& corpus,
                                      Diagnostics& diagnostics) {
+  // A spreadsheet's "CSV UTF-8" starts with a byte order mark; the header is after it.
+  std::string_view body = text;
+  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
+  if (body.size() > kMaxImportBytes) {
+    diagnostics.Error({path, 0, 0}, "larger than " + DescribeBytes(kMaxImportBytes) +
+                                        ", the most one import may be: split the file");
+    return {};
+  }
+  if (!CheckUtf8(diagnostics, path, body, 1)) return {};
   Reader reader(path, defaults, corpus, diagnostics);
   if (Lower(path).ends_with(".csv"))
-    reader.Csv(text);
+    reader.Csv(std::string(body));
   else
-    reader.JsonLines(text);
+    reader.JsonLines(std::string(body));
   return reader.Take();
 }
 
