@@ -59,8 +59,13 @@ class CorpusCommand : public Command {
 
  private:
   ExitCode Import(console::Console& console) {
+    manifest::Diagnostics read;
+    const manifest::Corpus corpus = manifest::ReadCorpus(corpus_, read);
+    // A corpus with no task file yet is where an import starts; any other problem is its own.
     manifest::Diagnostics diagnostics;
-    const manifest::Corpus corpus = manifest::ReadCorpus(corpus_, diagnostics);
+    for (const manifest::Diagnostic& problem : read.Sorted())
+      if (!(corpus.tasks.empty() && problem.message.starts_with("no task files")))
+        diagnostics.Error(problem.pos, problem.message);
     if (!diagnostics.empty()) {
       console.Error(diagnostics.ToString() + "corpus import: the corpus " + corpus_ +
                     " has problems of its own; fix them first");

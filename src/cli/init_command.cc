@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "base/files.h"
+#include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/endpoint_probe.h"
@@ -51,6 +52,11 @@ class InitCommand : public Command {
          std::isdigit(static_cast<unsigned char>(api_key_env_[0]))))
       return Fail(console, "init",
                   Status::InvalidInput("--api-key-env must be a variable name, not the key"));
+    // The URL is written into the scenario: a credential in it would be a secret in a file.
+    if (UrlWithoutUserinfo(target_url_) != target_url_)
+      return Fail(console, "init",
+                  Status::InvalidInput("--target-url holds a user or password; give the key "
+                                       "through --api-key-env instead, so that no file holds it"));
     InitRequest request{.target_url = target_url_, .model = model_, .api_key_env = api_key_env_};
     for (const std::string& name : InitStageNames())  // bare always, then in their order
       if (name == "bare" || std::find(stages_.begin(), stages_.end(), name) != stages_.end())

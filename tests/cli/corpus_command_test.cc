@@ -170,6 +170,31 @@ TEST_CASE("corpus import names each bad line and writes nothing", "[cli][corpus]
   CHECK_FALSE(Has(ran.err, "q.jsonl:1:"));
 }
 
+TEST_CASE("corpus import starts a corpus that has no task file yet", "[cli][corpus]") {
+  testing::TempDir dir;
+  const std::string corpus = Skeleton(dir);
+  std::filesystem::remove(corpus + "/tasks/examples.yaml");
+  testing::WriteText(dir / "q.csv", "prompt,category\nWhere is the VPN guide?,it\n");
+  Ran ran =
+      testing::RunStagegate(dir, {"corpus", "import", dir / "q.csv", "--corpus", corpus,
+                                  "--persona", "employee", "--approved-by", "A", "--source", "S"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  manifest::Diagnostics diagnostics;
+  const std::optional<manifest::Corpus> loaded = manifest::LoadCorpus(corpus, diagnostics);
+  REQUIRE(loaded);
+  REQUIRE(loaded->tasks.size() == 1);
+  CHECK(loaded->tasks[0].id == "it-001");
+  // A corpus broken otherwise is still refused, its problem named.
+  testing::WriteText(corpus + "/personas.yaml", "personas: 5\n");
+  ran = testing::RunStagegate(
+      dir, {"corpus", "import", dir / "q.csv", "--corpus", corpus, "--name", "more", "--persona",
+            "employee", "--approved-by", "A", "--source", "S"});
+  CHECK(ran.exit_code == 2);
+  CHECK(Has(ran.err, "personas.yaml:1:"));
+  CHECK(Has(ran.err, "has problems of its own; fix them first"));
+}
+
 TEST_CASE("corpus stats finds duplicates, near-duplicates, tasks without references and examples",
           "[cli][corpus]") {
   testing::TempDir dir;

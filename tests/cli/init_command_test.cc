@@ -169,6 +169,12 @@ TEST_CASE("init refuses a key where the name of its variable belongs, and a URL 
   ran = testing::RunStagegate(
       dir, {"init", dir / "app", "--target-url", "file:///etc/passwd", "--model", "m"});
   CHECK(ran.exit_code == 2);
+  // A password in the URL would be written into the scenario.
+  ran = testing::RunStagegate(dir, {"init", dir / "app", "--target-url",
+                                    "http://user:s3cret@127.0.0.1:9/v1", "--model", "m"});
+  CHECK(ran.exit_code == 2);
+  CHECK(Has(ran.err, "--target-url holds a user or password; give the key through --api-key-env"));
+  CHECK_FALSE(Has(ran.out + ran.err, "s3cret"));
   CHECK_FALSE(std::filesystem::exists(std::string(dir / "app")));
 }
 
