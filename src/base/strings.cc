@@ -69,6 +69,20 @@ std::vector<std::string> Split(std::string_view text, char separator) {
   return parts;
 }
 
+std::string AsciiLower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+bool HasControlCharacter(std::string_view text, bool allow_line_breaks) {
+  return std::any_of(text.begin(), text.end(), [allow_line_breaks](unsigned char c) {
+    if (allow_line_breaks && (c == '\t' || c == '\r' || c == '\n')) return false;
+    return c < 0x20 || c == 0x7f;
+  });
+}
+
 std::string_view Trim(std::string_view text) {
   const char* kSpace = " \t\r\n";
   size_t begin = text.find_first_not_of(kSpace);

@@ -22,6 +22,13 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
 std::vector<std::string> Split(std::string_view text, char separator);
 std::string_view Trim(std::string_view text);
 
+/// `text` with A-Z made a-z; every other byte as it is (so UTF-8 passes through).
+std::string AsciiLower(std::string_view text);
+
+/// Whether `text` holds a C0 control character or DEL; with `allow_line_breaks`, tab, CR and LF
+/// are allowed.
+bool HasControlCharacter(std::string_view text, bool allow_line_breaks = false);
+
 /// Formats a number the way a person writes it: no trailing zeros, at most `max_decimals`.
 std::string FormatNumber(double value, int max_decimals = 3);
 

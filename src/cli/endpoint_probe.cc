@@ -16,12 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string Lower(std::string text) {
-  for (char& c : text)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 std::vector<std::string> AuthHeaders(const std::string& api_key) {
   if (api_key.empty()) return {};
   return {"Authorization: Bearer " + api_key};
@@ -66,7 +60,7 @@ void ProbeAnswer(const std::string& root, const std::string& model, const std::s
                 (reply->body.empty() ? "" : ": " + Utf8Prefix(reply->body, 200));
     return;
   }
-  f.streams = Lower(reply->content_type).find("text/event-stream") != std::string::npos;
+  f.streams = AsciiLower(reply->content_type).find("text/event-stream") != std::string::npos;
   if (!*f.streams) {
     // A whole answer: the server ignored "stream": true.
     const json body = json::parse(reply->body, nullptr, false);

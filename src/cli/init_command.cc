@@ -43,8 +43,7 @@ class InitCommand : public Command {
   }
 
   ExitCode Run(const GlobalOptions&, console::Console& console) override {
-    if (Trim(model_).empty() || std::any_of(model_.begin(), model_.end(),
-                                            [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+    if (Trim(model_).empty() || HasControlCharacter(model_))
       return Fail(console, "init", Status::InvalidInput("--model must name a model"));
     if (!api_key_env_.empty() &&
         (api_key_env_.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -19,10 +19,7 @@ std::string TextProblem(const std::string& text, const char* what, size_t max, b
   if (text.size() > max)
     return std::string(what) + " is " + std::to_string(text.size()) + " bytes: at most " +
            std::to_string(max);
-  if (std::any_of(text.begin(), text.end(), [lines](unsigned char c) {
-        return (c < 0x20 && !(lines && (c == '\n' || c == '\t'))) || c == 0x7f;
-      }))
-    return std::string(what) + " holds a control character";
+  if (HasControlCharacter(text, lines)) return std::string(what) + " holds a control character";
   return "";
 }
 

@@ -21,12 +21,6 @@ constexpr size_t kMaxTasks = 100'000;
 // than what was read.
 constexpr size_t kMaxImportBytes = kMaxManifestBytes / 2;
 
-std::string Lower(std::string text) {
-  for (char& c : text)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // A list cell: "a; b;c" -> {a, b, c}, blanks dropped.
 std::vector<std::string> SplitList(const std::string& cell) {
   std::vector<std::string> items;
@@ -47,12 +41,6 @@ std::string Slug(const std::string& text) {
   while (!slug.empty() && slug.back() == '-')
     slug.pop_back();
   return slug.empty() ? "task" : slug.substr(0, 40);
-}
-
-bool HasControl(const std::string& text, bool lines) {
-  return std::any_of(text.begin(), text.end(), [lines](unsigned char c) {
-    return (c < 0x20 && !(lines && (c == '\n' || c == '\t' || c == '\r'))) || c == 0x7f;
-  });
 }
 
 // Whether `text`, written as a double-quoted YAML scalar, reads back the same: a few code points
@@ -83,7 +71,7 @@ class Reader {
     if (records.empty()) return Error(1, "the file is empty: give a header row, then questions");
     std::vector<std::string> head;
     for (const std::string& name : records.front().fields)
-      head.push_back(Lower(std::string(Trim(name))));
+      head.push_back(AsciiLower(std::string(Trim(name))));
     bool known = true;
     for (const std::string& name : head)
       known = Known(records.front().line, name) && known;
@@ -149,7 +137,7 @@ class Reader {
       return "";
     }
     const std::string text(Trim(found->second.get<std::string>()));
-    if (HasControl(text, key == "prompt" || key == "reference")) {
+    if (HasControlCharacter(text, key == "prompt" || key == "reference")) {
       Error(line, "'" + key + "' holds a control character");
       return "";
     }
@@ -180,7 +168,7 @@ class Reader {
     }
     if (found->second.is_string() || found->second.is_array()) {
       for (const std::string& item : items)
-        if (HasControl(item, false) || !SurvivesYaml(item)) {
+        if (HasControlCharacter(item) || !SurvivesYaml(item)) {
           Error(line, "'" + key + "' holds a control character or one a task file cannot keep");
           return {};
         }
@@ -268,7 +256,7 @@ std::vector<ImportedTask> ReadImport(const std::string& path, const std::string&
   }
   if (!CheckUtf8(diagnostics, path, body, 1)) return {};
   Reader reader(path, defaults, corpus, diagnostics);
-  if (Lower(path).ends_with(".csv"))
+  if (AsciiLower(path).ends_with(".csv"))
     reader.Csv(std::string(body));
   else
     reader.JsonLines(std::string(body));

@@ -341,9 +341,7 @@ InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
 
 // A name a person or a report reads: 1 to `max` bytes, not blank, no control character.
 bool IsPlainLabel(const std::string& text, size_t max) {
-  return !Trim(text).empty() && text.size() <= max &&
-         std::none_of(text.begin(), text.end(),
-                      [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+  return !Trim(text).empty() && text.size() <= max && !HasControlCharacter(text);
 }
 
 // A list of latency thresholds.

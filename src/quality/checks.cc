@@ -11,13 +11,6 @@
 namespace stagegate::quality {
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // The loader checked every pattern; one that does not compile (a store from an older version)
 // matches nothing.
 bool Matches(const std::string& pattern, const std::string& text) {
@@ -40,17 +33,17 @@ std::vector<std::string> ToolNames(const std::string& tool_calls_json) {
 std::vector<CheckResult> RunChecks(const manifest::Task& task, const load::RequestRecord& answer,
                                    const std::vector<std::string>& refusal_patterns) {
   std::vector<CheckResult> results;
-  const std::string lower = Lower(answer.answer_text);
+  const std::string lower = AsciiLower(answer.answer_text);
   for (const manifest::Check& check : task.checks) {
     CheckResult r{.kind = std::string(manifest::NameOf(check.kind, manifest::kCheckKindNames)),
                   .target = check.text};
     switch (check.kind) {
       case manifest::CheckKind::kContains:
-        r.passed = lower.find(Lower(check.text)) != std::string::npos;
+        r.passed = lower.find(AsciiLower(check.text)) != std::string::npos;
         if (!r.passed) r.detail = "the answer does not contain \"" + check.text + "\"";
         break;
       case manifest::CheckKind::kNotContains:
-        r.passed = lower.find(Lower(check.text)) == std::string::npos;
+        r.passed = lower.find(AsciiLower(check.text)) == std::string::npos;
         if (!r.passed) r.detail = "the answer contains \"" + check.text + "\"";
         break;
       case manifest::CheckKind::kRegex:

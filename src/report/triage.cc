@@ -36,13 +36,6 @@ struct Signal {
   std::string text;
 };
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // Evidence is one line of a table or a CSV field: control characters become spaces.
 std::string OneLine(std::string text) {
   for (char& c : text)
@@ -156,8 +149,8 @@ std::optional<std::string> FirstMatch(const std::vector<Pattern>& patterns,
 void ToolTimingSignals(const std::vector<http::ServerTiming>& timing,
                        std::vector<Signal>& signals) {
   for (const http::ServerTiming& entry : timing) {
-    if (Lower(entry.name).find("tool") == std::string::npos) continue;
-    const std::string desc = Lower(entry.description);
+    if (AsciiLower(entry.name).find("tool") == std::string::npos) continue;
+    const std::string desc = AsciiLower(entry.description);
     if (desc.find("error") != std::string::npos || desc.find("fail") != std::string::npos ||
         desc.find("timeout") != std::string::npos)
       signals.push_back({TriageClass::kToolFailure,
@@ -185,13 +178,13 @@ std::vector<std::string> SlowSignals(const load::RequestRecord& r,
   if (!explained_by_server) return supporting;
   const http::ServerTiming* largest = nullptr;
   for (const http::ServerTiming& entry : timing)
-    if (entry.duration_ms && *entry.duration_ms > 0 && Lower(entry.name) != "total" &&
+    if (entry.duration_ms && *entry.duration_ms > 0 && AsciiLower(entry.name) != "total" &&
         (!largest || *entry.duration_ms > *largest->duration_ms))
       largest = &entry;
   if (largest)
     supporting.push_back("server: " + largest->name + " " + FormatMs(*largest->duration_ms));
   for (const http::ServerTiming& entry : timing)
-    if (Lower(entry.name).find("tool") != std::string::npos && entry.duration_ms &&
+    if (AsciiLower(entry.name).find("tool") != std::string::npos && entry.duration_ms &&
         *entry.duration_ms >= criteria.slow_tool_ms)
       supporting.push_back("slow tool: " + entry.name + " " + FormatMs(*entry.duration_ms) +
                            " >= " + FormatMs(criteria.slow_tool_ms));

@@ -20,13 +20,6 @@ const char* Pick(const std::array<const char*, N>& choices, uint64_t seed) {
   return choices[Mix64(seed) % N];
 }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
 bool HasAny(const std::string& lower, const std::vector<std::string_view>& words) {
   return std::any_of(words.begin(), words.end(),
                      [&](std::string_view word) { return lower.find(word) != std::string::npos; });
@@ -139,13 +132,13 @@ bool HasWord(const std::string& lower, const std::string& word) {
 // The answer as a JSON object when the question asks for one: the keys the question names, from the
 // result (or else the arguments); every key when it names none.
 std::optional<std::string> JsonReply(const std::string& question, const ToolOutcome& tool) {
-  const std::string lower = Lower(question);
+  const std::string lower = AsciiLower(question);
   if (!HasWord(lower, "json")) return std::nullopt;
   json merged = tool.arguments.is_object() ? tool.arguments : json::object();
   if (tool.result.is_object()) merged.update(tool.result);
   json picked = json::object();
   for (const auto& [key, value] : merged.items())
-    if (HasWord(lower, Lower(key))) picked[key] = value;
+    if (HasWord(lower, AsciiLower(key))) picked[key] = value;
   return Dump(picked.empty() ? merged : picked);
 }
 
@@ -457,7 +450,7 @@ std::string VagueAnswer(const AnswerInput& input, const std::string& lower) {
 }
 
 std::string UnassistedAnswer(const AnswerInput& input) {
-  const std::string lower = Lower(input.question);
+  const std::string lower = AsciiLower(input.question);
   for (const GeneralTopic& topic : GeneralTopics()) {
     if (std::all_of(topic.groups.begin(), topic.groups.end(),
                     [&](const auto& group) { return HasAny(lower, group); }))

@@ -173,4 +173,15 @@ TEST_CASE("CsvField neutralises text a spreadsheet would run as a formula", "[ba
 }
 
 }  // namespace
+TEST_CASE("AsciiLower lowers A-Z alone, and HasControlCharacter finds C0 and DEL", "[strings]") {
+  CHECK(AsciiLower("Text/Event-STREAM; \xC3\x89t\xC3\xA9") ==
+        "text/event-stream; \xC3\x89t\xC3\xA9");
+  CHECK_FALSE(HasControlCharacter("plain \xC3\xA9 text"));
+  CHECK(HasControlCharacter(std::string("nul\0inside", 11)));
+  CHECK(HasControlCharacter("del\x7f"));
+  CHECK(HasControlCharacter("two\nlines"));
+  CHECK_FALSE(HasControlCharacter("two\nlines\r\n\tand a tab", true));
+  CHECK(HasControlCharacter("bell\a", true));
+}
+
 }  // namespace stagegate
