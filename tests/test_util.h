@@ -89,6 +89,19 @@ class TempDir {
   std::string path_;
 };
 
+/// The folders tests/testdata/fingerprint/base.yaml refers to, copied into `dir`: corpora/mini,
+/// rubrics/mini.yaml, and an empty scenarios/ for the scenario itself. Returns base.yaml's text,
+/// for a test to edit and write as dir/scenarios/NAME.yaml.
+inline std::string FingerprintBase(const TempDir& dir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir / "scenarios");
+  fs::create_directories(dir / "corpora");
+  fs::copy(Testdata("corpora/mini"), dir / "corpora/mini", fs::copy_options::recursive);
+  fs::create_directories(dir / "rubrics");
+  fs::copy(Testdata("rubrics/mini.yaml"), dir / "rubrics/mini.yaml");
+  return ReadText(Testdata("fingerprint/base.yaml"));
+}
+
 /// What a run of the stagegate binary printed and returned.
 struct Ran {
   int exit_code = -1;

@@ -4,18 +4,14 @@
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-
 #include "manifest/fingerprint.h"
 #include "test_util.h"
 
 namespace stagegate::manifest {
 namespace {
 
-using testing::ReadText;
 using testing::ReplaceAll;
 using testing::TempDir;
-using testing::Testdata;
 using testing::WriteText;
 
 // tests/testdata/fingerprint/base.yaml (33 lines, with its corpus and rubric) in a folder of its
@@ -25,13 +21,7 @@ struct CostWorkspace {
   std::string scenario = dir / "scenarios/base.yaml";
 
   explicit CostWorkspace(const std::string& cost_section = "") {
-    namespace fs = std::filesystem;
-    fs::create_directories(dir / "scenarios");
-    fs::create_directories(dir / "corpora");
-    fs::copy(Testdata("corpora/mini"), dir / "corpora/mini", fs::copy_options::recursive);
-    fs::create_directories(dir / "rubrics");
-    fs::copy(Testdata("rubrics/mini.yaml"), dir / "rubrics/mini.yaml");
-    const std::string base = ReadText(Testdata("fingerprint/base.yaml"));
+    const std::string base = testing::FingerprintBase(dir);
     REQUIRE(std::count(base.begin(), base.end(), '\n') == 33);
     WriteText(scenario, base + cost_section);
   }

@@ -3,28 +3,18 @@
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-
 #include "manifest/bundle.h"
 #include "test_util.h"
 
 namespace stagegate::manifest {
 namespace {
 
-using testing::ReadText;
 using testing::TempDir;
-using testing::Testdata;
 using testing::WriteText;
 
 // tests/testdata/fingerprint/base.yaml with `tail` in place of its faults section.
 Scenario Load(const TempDir& dir, const std::string& tail) {
-  namespace fs = std::filesystem;
-  fs::create_directories(dir / "scenarios");
-  fs::create_directories(dir / "corpora");
-  fs::copy(Testdata("corpora/mini"), dir / "corpora/mini", fs::copy_options::recursive);
-  fs::create_directories(dir / "rubrics");
-  fs::copy(Testdata("rubrics/mini.yaml"), dir / "rubrics/mini.yaml");
-  const std::string base = ReadText(Testdata("fingerprint/base.yaml"));
+  const std::string base = testing::FingerprintBase(dir);
   WriteText(dir / "scenarios/s.yaml", base.substr(0, base.find("faults:")) + tail);
   Diagnostics diagnostics;
   std::optional<Bundle> bundle = LoadBundle(dir / "scenarios/s.yaml", diagnostics);
