@@ -10,6 +10,7 @@
 
 #include "http_test_server.h"
 #include "manifest/bundle.h"
+#include "sim_fixture.h"
 #include "test_util.h"
 
 namespace stagegate::cli {
@@ -77,6 +78,45 @@ TEST_CASE("init against a server that does not stream writes stream: false and n
   CHECK(Has(*chat, R"("stream":true)"));
   CHECK(Has(*chat, R"("include_usage":true)"));
   CHECK(Has(*chat, R"("model":"m1")"));
+}
+
+TEST_CASE("init against the reference application finds what it is known to serve", "[cli][init]") {
+  // The sim lists its model, streams, sends usage when asked, and serves /metrics: the probe's
+  // every answer is known beforehand.
+  const auto sim = testing::StartSimServer(testing::ModelProfile(1e12, 2));
+  testing::TempDir dir;
+  Ran ran = testing::RunStagegate(
+      dir, {"init", dir / "app", "--target-url", sim->base_url(), "--model", "sim-assistant"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  CHECK(Has(ran.out, "model list (/v1/models): sim-assistant\n"));
+  CHECK(Has(ran.out, "model name sim-assistant: accepted"));
+  CHECK(Has(ran.out, "streaming: works"));
+  CHECK(Has(ran.out, "usage in the stream: present"));
+  CHECK(Has(ran.out, "/metrics: present"));
+  const std::optional<manifest::Bundle> bundle = Load(dir / "app/scenario.yaml");
+  REQUIRE(bundle);
+  CHECK(bundle->scenario.target.stream);
+  CHECK(bundle->scenario.target.metrics_url == sim->base_url() + "/metrics");
+  CHECK(bundle->scenario.thresholds.latency.size() == 2);  // TTFT and e2e
+}
+
+TEST_CASE("init against a server answering junk says what it could not find, and never crashes",
+          "[cli][init]") {
+  const char kJunk[] = "\x00\xff{not json\ndata: {\"choices\": 5}\n\ndata: [DO";
+  const std::string junk(kJunk, sizeof kJunk - 1);
+  for (const char* type : {"text/event-stream", "application/json", "text/plain"}) {
+    testing::FixedResponseServer server(HttpResponse("200 OK", junk, type));
+    testing::TempDir dir;
+    Ran ran = testing::RunStagegate(
+        dir, {"init", dir / "app", "--target-url", server.base(), "--model", "m"});
+    INFO(type << "\n" << ran.out << ran.err);
+    REQUIRE(ran.exit_code == 0);
+    CHECK(Has(ran.out, "model list (/v1/models): none"));
+    CHECK(Has(ran.out, "streaming: no"));
+    CHECK(Has(ran.out, "/metrics: absent"));
+    CHECK(Load(dir / "app/scenario.yaml"));
+  }
 }
 
 TEST_CASE("init says when the model name is refused, and which models the server lists",
