@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <iterator>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "base/strings.h"
 
@@ -58,11 +62,68 @@ nlohmann::json SpreadJson(const LengthSpread& s) {
 
 }  // namespace
 
+std::vector<std::tuple<size_t, size_t, double>> SimilarPairs(
+    const std::vector<std::set<std::string>>& sets, double threshold) {
+  // Words as numbers, rarest first: the order the prefix filter needs.
+  std::map<std::string, int64_t> frequency;
+  for (const std::set<std::string>& set : sets)
+    for (const std::string& word : set)
+      ++frequency[word];
+  std::vector<std::pair<int64_t, std::string>> by_rarity;
+  for (const auto& [word, count] : frequency)
+    by_rarity.emplace_back(count, word);
+  std::sort(by_rarity.begin(), by_rarity.end());
+  std::map<std::string, int32_t> rank;
+  for (size_t r = 0; r < by_rarity.size(); ++r)
+    rank[by_rarity[r].second] = static_cast<int32_t>(r);
+  std::vector<std::vector<int32_t>> ranked(sets.size());
+  for (size_t i = 0; i < sets.size(); ++i) {
+    for (const std::string& word : sets[i])
+      ranked[i].push_back(rank.at(word));
+    std::sort(ranked[i].begin(), ranked[i].end());
+  }
+  // Prefix filter: when J(x, y) >= t the two share at least ceil(t |x|) words, so the first
+  // |x| - ceil(t |x|) + 1 of x's (rarest first) and of y's hold a word in common. Only pairs
+  // whose prefixes meet are measured. The epsilon errs towards longer prefixes: more pairs
+  // measured, none missed.
+  const auto prefix = [threshold](size_t size) {
+    const auto needed =
+        static_cast<size_t>(std::ceil(threshold * static_cast<double>(size) - 1e-9));
+    return size - std::min(size, needed) + 1;
+  };
+  std::map<int32_t, std::vector<size_t>> index;  // word -> sets whose prefix holds it
+  std::vector<std::tuple<size_t, size_t, double>> pairs;
+  for (size_t j = 0; j < ranked.size(); ++j) {
+    const std::vector<int32_t>& y = ranked[j];
+    if (y.empty()) continue;
+    std::set<size_t> candidates;
+    const size_t p = std::min(prefix(y.size()), y.size());
+    for (size_t k = 0; k < p; ++k) {
+      std::vector<size_t>& holders = index[y[k]];
+      candidates.insert(holders.begin(), holders.end());
+      holders.push_back(j);
+    }
+    for (size_t i : candidates) {
+      const std::vector<int32_t>& x = ranked[i];
+      const double smaller = static_cast<double>(std::min(x.size(), y.size()));
+      const double larger = static_cast<double>(std::max(x.size(), y.size()));
+      if (smaller < threshold * larger) continue;  // the index cannot reach the bound
+      std::vector<int32_t> common;
+      std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(common));
+      const double similarity = static_cast<double>(common.size()) /
+                                static_cast<double>(x.size() + y.size() - common.size());
+      if (similarity >= threshold) pairs.emplace_back(i, j, similarity);
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
 CorpusStats ComputeCorpusStats(const Corpus& corpus) {
   CorpusStats stats;
   std::vector<int64_t> all;
   std::map<std::string, std::vector<int64_t>> by_category;
-  std::vector<std::set<std::string>> word_sets;
+  std::vector<std::set<std::string>> word_sets;  // of each task, in corpus order
   for (const Task& task : corpus.tasks) {
     const std::vector<std::string> words = Words(PromptOf(task));
     all.push_back(static_cast<int64_t>(words.size()));
@@ -78,24 +139,9 @@ CorpusStats ComputeCorpusStats(const Corpus& corpus) {
     stats.by_category[category] = Spread(words);
   stats.pairs_compared = corpus.tasks.size() <= kMaxCompared;
   if (!stats.pairs_compared) return stats;
-  for (size_t i = 0; i < word_sets.size(); ++i) {
-    for (size_t j = i + 1; j < word_sets.size(); ++j) {
-      const std::set<std::string>& a = word_sets[i];
-      const std::set<std::string>& b = word_sets[j];
-      if (a.empty() && b.empty()) continue;
-      // The index cannot reach the bound when the sizes differ too much.
-      const double smaller = static_cast<double>(std::min(a.size(), b.size()));
-      const double larger = static_cast<double>(std::max(a.size(), b.size()));
-      if (smaller < kNearDuplicate * larger) continue;
-      size_t common = 0;
-      for (const std::string& word : a)
-        common += b.contains(word);
-      const double similarity =
-          static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
-      if (similarity < kNearDuplicate) continue;
-      SimilarPair pair{corpus.tasks[i].id, corpus.tasks[j].id, similarity};
-      (similarity >= 1 ? stats.duplicates : stats.near_duplicates).push_back(pair);
-    }
+  for (const auto& [i, j, similarity] : SimilarPairs(word_sets, kNearDuplicate)) {
+    SimilarPair pair{corpus.tasks[i].id, corpus.tasks[j].id, similarity};
+    (similarity >= 1 ? stats.duplicates : stats.near_duplicates).push_back(pair);
   }
   return stats;
 }

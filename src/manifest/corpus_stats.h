@@ -2,7 +2,9 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "manifest/corpus.h"
@@ -36,6 +38,13 @@ struct CorpusStats {
 
 inline constexpr double kNearDuplicate = 0.8;
 inline constexpr size_t kMaxCompared = 20'000;
+
+/// The pairs (i, j, Jaccard index), i < j, of `sets` whose Jaccard index is at least
+/// `threshold` (0 < threshold <= 1), in (i, j) order; empty sets pair with nothing. Only pairs
+/// whose rarest words meet are measured (a prefix filter), so a corpus of many distinct prompts
+/// costs far less than every pair.
+std::vector<std::tuple<size_t, size_t, double>> SimilarPairs(
+    const std::vector<std::set<std::string>>& sets, double threshold);
 
 /// The statistics of a loaded corpus. A task given as messages counts its last user message.
 CorpusStats ComputeCorpusStats(const Corpus& corpus);
