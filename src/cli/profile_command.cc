@@ -606,7 +606,7 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
       Result<ProfileLevel> level = RunLevel(*plan, steps);
       if (!level.ok()) return level.status();
       levels.push_back(std::move(*level));
-      return scenario::OutcomeOf(rate, *levels.back().judgement, levels.back().metrics);
+      return scenario::OutcomeOf(rate, *levels.back().judgement);
     };
     Result<scenario::SweepResult> searched = scenario::RunSweep({.search = true,
                                                                  .start = search_from_,
@@ -625,8 +625,7 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
     if (trace_entries_.empty() && !levels.empty()) {
       sweep.emplace();
       for (const ProfileLevel& level : levels)
-        sweep->outcomes.push_back(
-            scenario::OutcomeOf(level.value, *level.judgement, level.metrics));
+        sweep->outcomes.push_back(scenario::OutcomeOf(level.value, *level.judgement));
       sweep->finding = stats::FindCapacity(sweep->outcomes);
     }
   }

@@ -148,7 +148,7 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
   if (!levels.empty() && levels.front().kind != "trace") {
     sweep.emplace();
     for (const ProfileLevel& level : levels)
-      sweep->outcomes.push_back(scenario::OutcomeOf(level.value, *level.judgement, level.metrics));
+      sweep->outcomes.push_back(scenario::OutcomeOf(level.value, *level.judgement));
     sweep->finding = stats::FindCapacity(sweep->outcomes);
   }
   for (const std::string& line :

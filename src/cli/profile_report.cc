@@ -225,10 +225,7 @@ std::vector<std::string> CapacityLines(const std::vector<ProfileLevel>& levels,
   const stats::CapacityFinding& c = sweep->finding;
   std::vector<std::string> lines = {"capacity: " +
                                     stats::DescribeCapacity(c, sweep->outcomes, unit)};
-  if (c.holds_up_to)
-    lines.push_back("  at " + FormatNumber(*c.holds_up_to, 6) + " " + unit + ": goodput " +
-                    FormatNumber(c.goodput, 2) + " req/s, " +
-                    FormatNumber(c.output_tokens_per_s, 0) + " output tokens/s");
+  if (c.holds_up_to) lines.push_back("  " + stats::DescribeCapacityRates(c, unit));
   for (const ProfileLevel& level : levels)
     if (level.judgement && level.judgement->verdict != scenario::LevelVerdict::kPass)
       lines.push_back("  at " + FormatNumber(level.value, 6) + " " + unit + ": " +

@@ -21,6 +21,8 @@ double Ms(int64_t ns) {
   return static_cast<double>(ns) / 1e6;
 }
 
+}  // namespace
+
 bool MeetsSlos(const RequestLatency& l, const std::vector<Slo>& slos) {
   for (const Slo& slo : slos) {
     std::optional<double> value;
@@ -36,14 +38,10 @@ bool MeetsSlos(const RequestLatency& l, const std::vector<Slo>& slos) {
       value = l.e2e;
     else if (slo.metric == "corrected_ms")
       value = l.corrected;
-    // A metric the request cannot have (TTFT of an unstreamed answer) is not met: goodput never
-    // credits what was not measured.
     if (!value || *value > slo.max_ms) return false;
   }
   return true;
 }
-
-}  // namespace
 
 RequestLatency LatencyOf(const RequestRecord& r) {
   RequestLatency l;

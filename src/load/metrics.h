@@ -35,6 +35,10 @@ struct RequestLatency {
 /// otherwise). TPOT is (e2e - TTFT) / (output tokens - 1), for answers of two tokens or more.
 RequestLatency LatencyOf(const RequestRecord& r);
 
+/// Whether `l` meets every one of `slos` (none: true). A metric the request cannot have (TTFT of
+/// an unstreamed answer) is not met: goodput never credits what was not measured.
+bool MeetsSlos(const RequestLatency& l, const std::vector<Slo>& slos);
+
 /// Parses `--slo ttft_ms:500,e2e_ms:4000`. Errors name the part and list the known metrics.
 Result<std::vector<Slo>> ParseSlos(std::string_view text);
 

@@ -59,11 +59,34 @@ CostAtRate AtCapacity(const store::StageFindings* stage) {
       FormatNumber(*c->holds_up_to) + (c->unit == "req/s" ? " req/s offered" : " concurrent");
   const std::string where = "the final stage's (" + stage->name + ") sweep level at " + level +
                             ", the highest it sustained";
+  if (c->window) {
+    // The window and counts of the sustained rate itself: r is its answered requests (denials
+    // the corpus expects are not answers) over the same seconds.
+    const stats::RateWindow& w = *c->window;
+    if (w.answered == 0 || !(w.Seconds() > 0)) {
+      at.basis = "not known: no request was answered in " + where;
+      return at;
+    }
+    at.rate = w.Rate(static_cast<double>(w.answered));
+    at.counted = "answered";
+    const int64_t denials = w.completed - w.answered;
+    at.basis = std::to_string(w.answered) + " requests answered" +
+               (denials > 0 ? " (and " + std::to_string(denials) + " expected denials not counted)"
+                            : std::string()) +
+               (w.arrivals ? " of the " + std::to_string(w.arrived) + " that arrived in the first "
+                           : " in ") +
+               Sig(w.Seconds()) + " s of " + where + ", the window of its sustained rate";
+    return at;
+  }
   if (!held) {
     at.basis = "not known: " + where + " has no step in the findings";
     return at;
   }
   CompletedRate(*held, where, at);
+  if (at.rate)
+    at.basis +=
+        " (over the step's whole window: the run was stored before the capacity's own "
+        "window was kept)";
   return at;
 }
 
@@ -168,8 +191,8 @@ CostText DescribeCost(const CostFigures& cost) {
       text.facts.push_back("Cost" + label + ": " + at.basis + ".");
       continue;
     }
-    std::string line = "Cost" + label + " (r = " + Sig(*at.rate) + " completed req/s, " + at.basis +
-                       "): " + Sig(*at.per_thousand) + unit + " per 1,000 completed";
+    std::string line = "Cost" + label + " (r = " + Sig(*at.rate) + " " + at.counted + " req/s, " +
+                       at.basis + "): " + Sig(*at.per_thousand) + unit + " per 1,000 " + at.counted;
     if (at.per_accepted) {
       line += ", " + Sig(*at.per_accepted) + unit + " per accepted answer";
       if (at.per_accepted_ci)
@@ -180,8 +203,8 @@ CostText DescribeCost(const CostFigures& cost) {
     const std::string r = Sig(*at.rate);
     if (priced) {
       const std::string h = Sig(cost.per_hour);
-      text.formulas.push_back("per 1,000 completed" + label + " = H × 1000 / (r × 3600) = " + h +
-                              " × 1000 / (" + r + " × 3600) = " + Sig(*at.per_thousand) + unit);
+      text.formulas.push_back("per 1,000 " + at.counted + label + " = H × 1000 / (r × 3600) = " +
+                              h + " × 1000 / (" + r + " × 3600) = " + Sig(*at.per_thousand) + unit);
       if (at.per_accepted) {
         text.formulas.push_back("per accepted answer" + label + " = H / (r × 3600 × p) = " + h +
                                 " / (" + r + " × 3600 × " + Sig(*cost.pass_rate) +
@@ -194,7 +217,7 @@ CostText DescribeCost(const CostFigures& cost) {
               " to " + Sig(at.per_accepted_ci->high) + unit);
       }
     } else {
-      text.formulas.push_back("instance-seconds per 1,000 completed" + label +
+      text.formulas.push_back("instance-seconds per 1,000 " + at.counted + label +
                               " = 1000 / r = 1000 / " + r + " = " + Sig(*at.per_thousand));
       if (at.per_accepted) {
         text.formulas.push_back("instance-seconds per accepted answer" + label +

@@ -24,6 +24,7 @@ struct CostAtRate {
   std::string label;                   // "at the sustained capacity", "at the tested steady load"
   std::optional<double> rate;          // completed requests per second (r); empty: not known
   std::string basis;                   // where r comes from, or why it is not known
+  std::string counted = "completed";   // what r counts: "answered" (at capacity) or "completed"
   std::optional<double> per_thousand;  // per 1,000 completed requests
   std::optional<double> per_accepted;  // per accepted answer; empty without a pass rate above 0
   /// From the pass rate's 95% interval (a high pass rate gives the low cost). `high` is +infinity

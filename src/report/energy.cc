@@ -1,6 +1,7 @@
 #include "report/energy.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/strings.h"
 
@@ -55,14 +56,36 @@ const store::StepFindings* FindStep(const store::StageFindings& stage, const std
   return nullptr;
 }
 
-Status Measure(store::Store& store, const store::RunInfo& run, const store::PhaseInfo& phase,
-               const store::StepFindings& step, std::optional<double> pass_rate, PhaseEnergy& out) {
-  const int64_t from = *phase.started_ns, to = *phase.ended_ns;
+// What one energy figure divides: a phase's requests over the phase, or, where `window` is
+// given (the sustained capacity), the answers of that window over the window, as every other
+// rate at the capacity is.
+struct MeasureInput {
+  const store::PhaseInfo& phase;
+  const store::StepFindings& step;
+  std::optional<double> pass_rate;
+  std::optional<stats::RateWindow> window;
+};
+
+Status Measure(store::Store& store, const store::RunInfo& run, const MeasureInput& in,
+               PhaseEnergy& out) {
+  int64_t from = *in.phase.started_ns, to = *in.phase.ended_ns;
+  const std::optional<double> pass_rate = in.pass_rate;
+  if (in.window) {
+    to = from + static_cast<int64_t>(std::llround(in.window->to_s * 1e9));
+    from += static_cast<int64_t>(std::llround(in.window->from_s * 1e9));
+    out.completed = in.window->answered;
+    out.output_tokens = in.window->output_tokens;
+  } else {
+    out.completed = in.step.Requests("completed");
+    if (const auto tokens = in.step.metrics.find("output_tokens"); tokens != in.step.metrics.end())
+      if (const std::optional<double> mean = tokens->second.At("mean"))
+        out.output_tokens = *mean * static_cast<double>(tokens->second.count);
+  }
+  if (to <= from) {
+    out.basis = "the window is empty";
+    return Status::Ok();
+  }
   out.window_s = static_cast<double>(to - from) / 1e9;
-  out.completed = step.Requests("completed");
-  if (const auto tokens = step.metrics.find("output_tokens"); tokens != step.metrics.end())
-    if (const std::optional<double> mean = tokens->second.At("mean"))
-      out.output_tokens = *mean * static_cast<double>(tokens->second.count);
   std::map<Series, telemetry::VendorName> chosen;
   Result<std::map<Series, SeriesValues>> series =
       ReadServerSeries(store, run.id, from - kMarginNs, to + kMarginNs, &chosen);
@@ -101,7 +124,9 @@ Status Measure(store::Store& store, const store::RunInfo& run, const store::Phas
     out.per_output_token = joules / *out.output_tokens;
   if (out.completed > 0 && pass_rate && *pass_rate > 0)
     out.per_accepted_answer = joules / (static_cast<double>(out.completed) * *pass_rate);
-  if (out.completed == 0) out.basis = "no request completed in the phase";
+  if (out.completed == 0)
+    out.basis =
+        in.window ? "no request was answered in the window" : "no request completed in the phase";
   return Status::Ok();
 }
 
@@ -151,21 +176,25 @@ Result<EnergyFigures> ComputeEnergy(store::Store& store, const store::RunInfo& r
   const store::StageFindings* stage = findings.FinalStage();
   if (!stage) return out;
   const auto measure = [&](const std::string& at, const std::string& label,
-                           const std::string& phase, std::optional<double> level) -> Status {
+                           const std::string& phase, std::optional<double> level,
+                           std::optional<stats::RateWindow> window) -> Status {
     const store::PhaseInfo* info = FindPhase(phases, stage->name, phase, level);
     const store::StepFindings* step = FindStep(*stage, phase, level);
     if (!info || !step) return Status::Ok();
     PhaseEnergy energy{.at = at, .phase = stage->name + " " + label};
-    SG_RETURN_IF_ERROR(Measure(store, run, *info, *step, pass_rate, energy));
+    SG_RETURN_IF_ERROR(Measure(
+        store, run,
+        {.phase = *info, .step = *step, .pass_rate = pass_rate, .window = std::move(window)},
+        energy));
     out.phases.push_back(std::move(energy));
     return Status::Ok();
   };
-  SG_RETURN_IF_ERROR(measure("steady", "steady", "steady", std::nullopt));
+  SG_RETURN_IF_ERROR(measure("steady", "steady", "steady", std::nullopt, std::nullopt));
   if (stage->capacity && stage->capacity->holds_up_to)
     SG_RETURN_IF_ERROR(
         measure("sustained capacity",
                 "sweep at " + LevelText(*stage->capacity->holds_up_to, stage->capacity->unit),
-                "sweep", stage->capacity->holds_up_to));
+                "sweep", stage->capacity->holds_up_to, stage->capacity->window));
   return out;
 }
 

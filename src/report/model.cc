@@ -170,7 +170,13 @@ void AddSweep(const store::StageFindings& stage, ChartData& charts) {
     charts.sweep_unit = step.level_unit.empty() ? "req/s" : step.level_unit;
     if (auto p95 = step.Stat("ttft_ms", "p95")) ttft.points.push_back({*step.level, *p95});
     if (auto p95 = step.Stat("e2e_ms", "p95")) e2e.points.push_back({*step.level, *p95});
-    if (auto g = step.Throughput("goodput")) goodput.points.push_back({*step.level, *g});
+    // A level's goodput over the window of its sustained rate, as the capacity line quotes it;
+    // a run stored before that window was kept, over the step's.
+    if (step.judgement && step.judgement->rates)
+      goodput.points.push_back({*step.level, step.judgement->rates->Rate(static_cast<double>(
+                                                 step.judgement->rates->met_slos))});
+    else if (auto g = step.Throughput("goodput"))
+      goodput.points.push_back({*step.level, *g});
   }
   for (ChartLine* line : {&ttft, &e2e, &goodput}) {
     std::sort(line->points.begin(), line->points.end());

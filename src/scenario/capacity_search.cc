@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "scenario/level_judge.h"
+
 namespace stagegate::scenario {
 
 nlohmann::json CapacityJson(const SweepResult& sweep, bool closed_loop, bool search) {
@@ -17,6 +19,7 @@ nlohmann::json CapacityJson(const SweepResult& sweep, bool closed_loop, bool sea
           {"sustained_rate", optional(c.sustained_rate)},
           {"goodput", c.holds_up_to ? json(c.goodput) : json(nullptr)},
           {"output_tokens_per_s", c.holds_up_to ? json(c.output_tokens_per_s) : json(nullptr)},
+          {"window", c.holds_up_to && c.window ? RateWindowJson(*c.window) : json(nullptr)},
           {"first_failed", c.failed},
           {"search", search},
           {"levels_run", sweep.outcomes.size()},

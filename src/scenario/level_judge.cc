@@ -81,6 +81,29 @@ std::string CertainFailure(std::span<const load::RequestRecord> finished,
   return "";
 }
 
+// Open loop: the pace check's span and its counts. Closed loop, where arrivals follow
+// completions: the whole step, first send to last end, and its answers.
+stats::RateWindow RatesOf(const stats::SustainFinding& sustain, const load::PhaseMetrics& metrics,
+                          bool open_loop) {
+  if (open_loop && sustain.pace && sustain.pace->span_s > 0) {
+    const stats::PaceCheck& p = *sustain.pace;
+    return {.arrivals = true,
+            .to_s = p.span_s,
+            .arrived = p.arrived,
+            .completed = p.completed,
+            .answered = p.answered,
+            .met_slos = p.met_slos,
+            .output_tokens = p.output_tokens};
+  }
+  return {.arrivals = false,
+          .to_s = metrics.window_s,
+          .arrived = metrics.sent,
+          .completed = metrics.completed,
+          .answered = metrics.completed,
+          .met_slos = metrics.met_slos,
+          .output_tokens = metrics.output_token_throughput * metrics.window_s};
+}
+
 }  // namespace
 
 const char* VerdictName(LevelVerdict verdict) {
@@ -95,25 +118,26 @@ const char* VerdictName(LevelVerdict verdict) {
   return "inconclusive";
 }
 
-stats::LevelOutcome OutcomeOf(double level, const LevelJudgement& judgement,
-                              const load::PhaseMetrics& metrics) {
+stats::LevelOutcome OutcomeOf(double level, const LevelJudgement& judgement) {
   return {
       .level = level,
       .passed = judgement.verdict == LevelVerdict::kPass,
       .inconclusive = judgement.verdict == LevelVerdict::kInconclusive,
       .failed = judgement.first_failed == "sustained" ? "not sustained" : judgement.first_failed,
       .sustained_rate = judgement.completed_rate,
-      .goodput = metrics.goodput,
-      .output_tokens_per_s = metrics.output_token_throughput};
+      .goodput = judgement.rates.Rate(static_cast<double>(judgement.rates.met_slos)),
+      .output_tokens_per_s = judgement.rates.Rate(judgement.rates.output_tokens),
+      .window = judgement.rates};
 }
 
 std::vector<stats::LevelRequest> LevelRequests(std::span<const load::RequestRecord> records,
-                                               const std::set<std::string>& refusal_tasks,
+                                               const LevelCriteria& criteria,
                                                int64_t phase_start_ns,
                                                std::optional<int64_t> now_ns,
                                                std::span<const load::Arrival> schedule) {
   std::vector<stats::LevelRequest> out;
   out.reserve(records.size());
+  const std::vector<load::Slo> slos = SlosOf(criteria.thresholds);
   std::set<int64_t> seen;
   const auto at = [phase_start_ns](int64_t ns) { return Seconds(ns - phase_start_ns); };
   for (const load::RequestRecord& r : records) {
@@ -122,7 +146,12 @@ std::vector<stats::LevelRequest> LevelRequests(std::span<const load::RequestReco
     stats::LevelRequest q{.intended_s = at(r.intended_ns)};
     // A request never sent (dropped, or queued when the level ended) ended where it was due.
     q.done_s = r.end_ns ? at(*r.end_ns) : q.intended_s;
-    q.completed = Completed(r, refusal_tasks);
+    q.completed = Completed(r, criteria.refusal_tasks);
+    if (r.outcome == load::Outcome::kOk && r.sent_ns && r.end_ns) {
+      q.answered = true;
+      q.met_slos = load::MeetsSlos(load::LatencyOf(r), slos);
+      q.output_tokens = static_cast<double>(r.output_tokens.value_or(0));
+    }
     const bool waited = r.outcome == load::Outcome::kOk || r.outcome == load::Outcome::kTimeout ||
                         r.outcome == load::Outcome::kCancelled;
     if (waited && r.sent_ns) {
@@ -150,15 +179,17 @@ LevelJudgement JudgeLevel(std::span<const load::RequestRecord> records,
   j.checks = CheckThresholds(criteria.thresholds, metrics,
                              CountExpectedDenials(records, criteria.refusal_tasks));
   const std::vector<stats::LevelRequest> requests =
-      LevelRequests(records, criteria.refusal_tasks, phase_start_ns);
+      LevelRequests(records, criteria, phase_start_ns);
   for (const stats::LevelRequest& q : requests)
     j.window_s = std::max(j.window_s, q.intended_s);
   j.sustain = stats::JudgeSustained(
       requests, queue,
       OptionsFor(criteria, open_loop, j.window_s, 0.90, metrics.ttft_ms.count > 0));
-  j.completed_rate = open_loop && j.sustain.pace && j.sustain.pace->span_s > 0
-                         ? std::optional<double>(j.sustain.pace->completed_rate)
-                         : std::optional<double>(metrics.request_throughput);
+  j.rates = RatesOf(j.sustain, metrics, open_loop);
+  j.completed_rate =
+      j.rates.Seconds() > 0
+          ? std::optional<double>(j.rates.Rate(static_cast<double>(j.rates.completed)))
+          : std::nullopt;
 
   std::vector<std::string> reasons, failed_thresholds;
   for (const ThresholdCheck& c : j.checks)
@@ -215,7 +246,7 @@ StepRunner::EndEarly LevelController(const LevelCriteria& criteria, bool open_lo
       if (!r.warmup && r.end_ns) longest_ns = std::max(longest_ns, *r.end_ns - r.intended_ns);
     const double horizon = Seconds(now_ns - longest_ns - phase_start_ns);
     std::vector<stats::LevelRequest> requests =
-        LevelRequests(finished, criteria.refusal_tasks, phase_start_ns, now_ns, schedule);
+        LevelRequests(finished, criteria, phase_start_ns, now_ns, schedule);
     std::erase_if(requests,
                   [horizon](const stats::LevelRequest& q) { return q.intended_s > horizon; });
     // Many looks at the same level: a failure before the end must be clear. Latency rising at
@@ -268,6 +299,23 @@ json TrendJson(const stats::TrendCheck& t, double scale) {
 
 }  // namespace
 
+json RateWindowJson(const stats::RateWindow& w) {
+  const auto rate = [&w](double count) { return w.Rate(count); };
+  return {{"counts", w.arrivals ? "arrivals" : "sends"},
+          {"from_s", w.from_s},
+          {"to_s", w.to_s},
+          {"arrived", w.arrived},
+          {"completed", w.completed},
+          {"answered", w.answered},
+          {"expected_denials", w.completed - w.answered},
+          {"met_slos", w.met_slos},
+          {"output_tokens", w.output_tokens},
+          {"completed_rate", rate(static_cast<double>(w.completed))},
+          {"answered_rate", rate(static_cast<double>(w.answered))},
+          {"goodput", rate(static_cast<double>(w.met_slos))},
+          {"output_tokens_per_s", rate(w.output_tokens)}};
+}
+
 json LevelJudgementJson(const LevelJudgement& j) {
   const stats::SustainFinding& f = j.sustain;
   json sustained = {
@@ -288,6 +336,9 @@ json LevelJudgementJson(const LevelJudgement& j) {
                          {"arriving_rate", f.pace->arriving_rate},
                          {"completed_rate", f.pace->completed_rate},
                          {"share", f.pace->share},
+                         {"answered", f.pace->answered},
+                         {"met_slos", f.pace->met_slos},
+                         {"output_tokens", f.pace->output_tokens},
                          {"decided", f.pace->decided},
                          {"kept_pace", f.pace->kept_pace}};
   else
@@ -298,6 +349,7 @@ json LevelJudgementJson(const LevelJudgement& j) {
           {"first_failed", j.first_failed},
           {"completed_rate", j.completed_rate ? json(*j.completed_rate) : json(nullptr)},
           {"window_s", j.window_s},
+          {"rates", RateWindowJson(j.rates)},
           {"sustained", sustained}};
 }
 

@@ -43,14 +43,18 @@ struct LevelJudgement {
   /// time (open loop), or its request throughput (closed loop).
   std::optional<double> completed_rate;
   double window_s = 0;  // the arrival window judged
+  /// The window and counts completed_rate is drawn from, and every other rate quoted for the
+  /// level with it (answered, goodput, output tokens).
+  stats::RateWindow rates;
 };
 
 /// The level's requests as the sustained-load checks see them, with times from
-/// `phase_start_ns`. With `now_ns` (a level still running), arrivals of `schedule` (offsets from
-/// the phase start) that are due and not among `records` are in flight, waiting since their
-/// intended send.
+/// `phase_start_ns`; denials of the criteria's refusal tasks complete, and an answer meets the
+/// SLOs of its thresholds. With `now_ns` (a level still running), arrivals of `schedule`
+/// (offsets from the phase start) that are due and not among `records` are in flight, waiting
+/// since their intended send.
 std::vector<stats::LevelRequest> LevelRequests(std::span<const load::RequestRecord> records,
-                                               const std::set<std::string>& refusal_tasks,
+                                               const LevelCriteria& criteria,
                                                int64_t phase_start_ns,
                                                std::optional<int64_t> now_ns = std::nullopt,
                                                std::span<const load::Arrival> schedule = {});
@@ -80,8 +84,11 @@ const char* VerdictName(LevelVerdict verdict);
 /// The judgement as run.json and profile.json show it (docs/formats.md).
 nlohmann::json LevelJudgementJson(const LevelJudgement& judgement);
 
-/// A judged level as the capacity finding sees it.
-stats::LevelOutcome OutcomeOf(double level, const LevelJudgement& judgement,
-                              const load::PhaseMetrics& metrics);
+/// A judged level as the capacity finding sees it: every rate over the judgement's one window.
+stats::LevelOutcome OutcomeOf(double level, const LevelJudgement& judgement);
+
+/// A rate window as run.json and profile.json show it: where it lies, what it counts, and the
+/// rates each count gives over it (docs/metrics.md).
+nlohmann::json RateWindowJson(const stats::RateWindow& window);
 
 }  // namespace stagegate::scenario

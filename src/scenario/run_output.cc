@@ -246,9 +246,8 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
                       stats::DescribeCapacity(c, stage.sweep_levels,
                                               SweepClosedLoop(stage) ? "concurrent" : "req/s"));
       if (c.holds_up_to)
-        lines.push_back("  at " + FormatNumber(*c.holds_up_to, 6) + ": goodput " +
-                        FormatNumber(c.goodput, 2) + " req/s, " +
-                        FormatNumber(c.output_tokens_per_s, 0) + " output tokens/s");
+        lines.push_back("  " + stats::DescribeCapacityRates(
+                                   c, SweepClosedLoop(stage) ? "concurrent" : "req/s"));
       if (const StepResult* failing = FailingLevel(stage); failing && failing->level)
         lines.push_back("  at " + FormatNumber(*c.fails_at, 6) + ": " + failing->level->reason);
       lines.push_back("  " + std::string(stage.sweep_search ? "search" : "sweep") + ": " +

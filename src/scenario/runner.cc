@@ -497,7 +497,7 @@ Status Runner::RunStageSweep(const PlanStage& stage, size_t index,
         RunStep(stage.effective.name, std::move(*step), source, false, &criteria);
     if (!ran.ok()) return ran.status();
     SummarizeSessions(*stage.requests, *ran);
-    stats::LevelOutcome outcome = OutcomeOf(level, *ran->level, ran->metrics);
+    stats::LevelOutcome outcome = OutcomeOf(level, *ran->level);
     result.steps.push_back(std::move(*ran));
     return outcome;
   };

@@ -59,6 +59,7 @@ CapacityFinding FindCapacity(std::span<const LevelOutcome> levels) {
         finding.sustained_rate = outcome.sustained_rate;
         finding.goodput = outcome.goodput;
         finding.output_tokens_per_s = outcome.output_tokens_per_s;
+        finding.window = outcome.window;
       }
   return finding;
 }
@@ -117,6 +118,30 @@ std::string DescribeCapacity(const CapacityFinding& finding, std::span<const Lev
   }
   return sustained + "thresholds hold up to " + Level(*finding.holds_up_to, unit) +
          " and first fail at " + fails + why + noise;
+}
+
+std::string DescribeCapacityRates(const CapacityFinding& finding, std::string_view unit) {
+  if (!finding.holds_up_to) return "";
+  std::string line = "at " + Level(*finding.holds_up_to, unit) + ": ";
+  const std::optional<RateWindow>& w = finding.window;
+  if (w) {
+    line += FormatNumber(w->Rate(static_cast<double>(w->answered)), 2) + " answered req/s";
+    if (const int64_t denials = w->completed - w->answered; denials > 0)
+      line +=
+          " and " + FormatNumber(w->Rate(static_cast<double>(denials)), 2) + " expected denials/s";
+    line += ", ";
+  }
+  line += "goodput " + FormatNumber(finding.goodput, 2) + " req/s, " +
+          FormatNumber(finding.output_tokens_per_s, 0) + " output tokens/s";
+  if (w) {
+    const std::string seconds = FormatNumber(w->Seconds(), 2) + " s";
+    line += w->arrivals
+                ? " (the " + std::to_string(w->arrived) + " requests that arrived in its first " +
+                      seconds + " and ended by its last arrival)"
+                : " (its " + std::to_string(w->arrived) + " requests over " + seconds +
+                      ", first send to last end)";
+  }
+  return line;
 }
 
 }  // namespace stagegate::stats

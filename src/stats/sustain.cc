@@ -64,7 +64,12 @@ PaceCheck CheckPace(std::span<const LevelRequest> requests, const SustainOptions
   for (const LevelRequest& r : requests) {
     if (r.intended_s > pace.span_s) continue;
     ++pace.arrived;
-    if (r.completed && r.done_s && *r.done_s <= options.window_s) ++pace.completed;
+    if (!r.completed || !r.done_s || *r.done_s > options.window_s) continue;
+    ++pace.completed;
+    if (!r.answered) continue;
+    ++pace.answered;
+    pace.met_slos += r.met_slos ? 1 : 0;
+    pace.output_tokens += r.output_tokens;
   }
   pace.decided =
       pace.span_s > 0 && pace.span_s >= options.window_s / 2 && pace.arrived >= kMinPaceArrivals;

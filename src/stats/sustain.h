@@ -16,6 +16,9 @@ struct LevelRequest {
   double intended_s = 0;         // when the schedule said it should go
   std::optional<double> done_s;  // when it ended; nullopt while still in flight
   bool completed = false;        // ended ok, or with a denial the corpus expects
+  bool answered = false;         // ended ok: an answer, not a denial
+  bool met_slos = false;         // answered within every SLO (goodput counts these)
+  double output_tokens = 0;      // of the answer
   /// Time to the first token (or to the end, for an answer without tokens) from the intended
   /// send. For a request cut off, timed out or still waiting, a lower bound: the time it waited.
   /// nullopt leaves it out of the latency trend (shed, refused, failed fast).
@@ -54,6 +57,11 @@ struct PaceCheck {
   int64_t completed = 0;                         // of those, completed by window_s
   double arriving_rate = 0, completed_rate = 0;  // per second over span_s
   double share = 0;                              // completed / arrived
+  /// Of the `completed`: the answers (the rest are denials the corpus expects), those that met
+  /// every SLO, and their output tokens. Divided by span_s, they are the level's answered rate,
+  /// goodput and output token rate, on the same window and counts as completed_rate.
+  int64_t answered = 0, met_slos = 0;
+  double output_tokens = 0;
   bool decided = false;    // long enough: span_s >= window_s / 2 and >= 20 arrivals in it
   bool kept_pace = false;  // share >= min_share, or at most 2 requests short
 };

@@ -130,6 +130,19 @@ std::vector<ThresholdResult> ReadChecks(const Fields& f, const char* key) {
   return checks;
 }
 
+stats::RateWindow ReadRateWindow(const Fields& f) {
+  f.Expect({"counts", "from_s", "to_s", "arrived", "completed", "answered", "met_slos",
+            "output_tokens"});
+  return {.arrivals = f.Text("counts") != "sends",
+          .from_s = f.Number("from_s").value_or(0),
+          .to_s = f.Number("to_s").value_or(0),
+          .arrived = f.Integer("arrived").value_or(0),
+          .completed = f.Integer("completed").value_or(0),
+          .answered = f.Integer("answered").value_or(0),
+          .met_slos = f.Integer("met_slos").value_or(0),
+          .output_tokens = f.Number("output_tokens").value_or(0)};
+}
+
 StepFindings ReadStep(const Fields& f) {
   f.Expect({"phase", "level", "level_unit", "requests", "throughput", "metrics"});
   StepFindings s{.phase = f.Text("phase"),
@@ -156,6 +169,8 @@ StepFindings ReadStep(const Fields& f) {
     s.judgement = LevelJudgementFindings{.verdict = g.Text("verdict"),
                                          .reason = g.Text("reason"),
                                          .completed_rate = g.Number("completed_rate")};
+    if (const json* w = g.Object("rates"))
+      s.judgement->rates = ReadRateWindow(g.Nested(*w, "rates"));
   }
   if (const json* j = f.Object("sessions")) {
     const Fields g = f.Nested(*j, "sessions");
@@ -197,6 +212,8 @@ StageFindings ReadStage(const Fields& f) {
                                   .inconclusive = g.Bool("inconclusive").value_or(false),
                                   .unit = g.Text("unit"),
                                   .finding = g.Text("finding")};
+    if (const json* w = g.Object("window"))
+      s.capacity->window = ReadRateWindow(g.Nested(*w, "window"));
   }
   if (const json* o = f.Object("overload")) {
     const Fields g = f.Nested(*o, "overload");

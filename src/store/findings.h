@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stats/capacity.h"
+
 namespace stagegate::store {
 
 /// The schema version of run.json these readers understand.
@@ -46,6 +48,7 @@ struct LevelJudgementFindings {
   std::string verdict;  // "pass", "fail" or "inconclusive"
   std::string reason;
   std::optional<double> completed_rate;
+  std::optional<stats::RateWindow> rates;  // the window of every rate of the level (runs since it)
 };
 
 /// One turn index of a step of multi-turn sessions.
@@ -90,6 +93,9 @@ struct CapacityFindings {
   bool inconclusive = false;
   std::string unit;
   std::string finding;  // the sentence the report shows
+  /// At holds_up_to, every rate over one window (stats::RateWindow); nullopt in runs stored
+  /// before the window was kept.
+  std::optional<stats::RateWindow> window;
 };
 
 /// How the stage shed under overload.

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -86,22 +87,53 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][
   CHECK(checks["recoverability"] == 4 + 1 + 2);  // overload, recovery, two probes
   CHECK(report["conditions"]["quality"]["summary"]["answers"]["scored"] == 10);
   CHECK(report["facts"]["model"] == "sim-assistant test");
-  // The cost's r at the sustained capacity, counted again from the records: the ok requests of
-  // the sweep level that held, over that step's window.
+  // Every figure at the sustained capacity, counted again from the records: the requests of the
+  // sweep level that held which arrived in its window and ended by its last arrival, over the
+  // window's seconds (docs/metrics.md).
   const json& stage = run_json["stages"].back();
   REQUIRE(stage["capacity"]["holds_up_to"].is_number());
   const json* held = nullptr;
   for (const json& step : stage["steps"])
     if (step["phase"] == "sweep" && step["level"] == stage["capacity"]["holds_up_to"]) held = &step;
   REQUIRE(held);
-  int64_t ok = 0;
-  for (const json& record : testing::ReadJsonLines(dir / "out/requests.jsonl")) {
-    ok += record["phase_id"] == (*held)["phase_id"] && !record["warmup"].get<bool>() &&
-          record["outcome"] == "ok";
+  const json& window = stage["capacity"]["window"];
+  REQUIRE(window["counts"] == "arrivals");
+  const double start_ns = (*held)["started_ns"].get<double>();
+  const double from_ns = start_ns + window["from_s"].get<double>() * 1e9;
+  const double to_ns = start_ns + window["to_s"].get<double>() * 1e9;
+  const std::vector<json> records = testing::ReadJsonLines(dir / "out/requests.jsonl");
+  double last_arrival_ns = 0;
+  for (const json& r : records)
+    if (r["phase_id"] == (*held)["phase_id"] && !r["warmup"].get<bool>())
+      last_arrival_ns = std::max(last_arrival_ns, r["times_ns"]["intended"].get<double>());
+  int64_t arrived = 0, answered = 0, denied = 0;
+  double tokens = 0;
+  for (const json& r : records) {
+    if (r["phase_id"] != (*held)["phase_id"] || r["warmup"].get<bool>()) continue;
+    const double intended = r["times_ns"]["intended"].get<double>();
+    if (intended < from_ns || intended > to_ns) continue;
+    ++arrived;
+    if (r["times_ns"]["end"].is_null() || r["times_ns"]["end"].get<double>() > last_arrival_ns)
+      continue;
+    if (r["outcome"] == "ok") {
+      ++answered;
+      if (r["tokens"]["output"].is_number()) tokens += r["tokens"]["output"].get<double>();
+    }
+    denied += r["outcome"] == "denied";  // report.yaml's corpus expects every denial it gets
   }
-  REQUIRE(ok > 0);
+  REQUIRE(answered > 0);
+  const double seconds = (to_ns - from_ns) / 1e9;
+  CHECK(window["arrived"] == arrived);
+  CHECK(window["answered"] == answered);
+  CHECK(window["completed"] == answered + denied);
+  CHECK(window["output_tokens"].get<double>() == Approx(tokens));
+  CHECK(stage["capacity"]["sustained_rate"].get<double>() ==
+        Approx((answered + denied) / seconds).epsilon(0.01));
+  CHECK(stage["capacity"]["output_tokens_per_s"].get<double>() ==
+        Approx(tokens / seconds).epsilon(0.01));
+  CHECK(stage["capacity"]["goodput"].get<double>() <= answered / seconds + 1e-9);
   CHECK(report["cost"]["at"]["sustained_capacity"]["rate_req_s"].get<double>() ==
-        Approx(ok / (*held)["throughput"]["window_s"].get<double>()).epsilon(1e-9));
+        Approx(answered / seconds).epsilon(0.01));
   // Support triage of every request: the overload's shed requests among them.
   REQUIRE(report["triage"].size() == 7);
   CHECK(report["triage"]["shed"].get<int64_t>() > 0);

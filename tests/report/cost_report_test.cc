@@ -336,7 +336,8 @@ TEST_CASE("the capacity's rate is what completed at the level that held, offered
   CHECK(*cost.rates[0].rate == Approx(r.capacity).epsilon(1e-12));
   CHECK(cost.rates[0].basis ==
         "49 requests completed in 6.965 s of the final stage's (full) sweep level at 8 req/s "
-        "offered, the highest it sustained");
+        "offered, the highest it sustained (over the step's whole window: the run was stored "
+        "before the capacity's own window was kept)");
 
   // The same steps as a closed loop's: the levels are concurrencies.
   stage["capacity"]["unit"] = "concurrency";

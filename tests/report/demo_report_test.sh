@@ -6,7 +6,8 @@
 # report must show all three conditions with their numbers and a verdict that is not pending
 # (ready, or not ready when this machine was too busy for the latency thresholds) but for a
 # capacity search that could not tell on a machine this busy, the quality condition must pass,
-# and the HTML must carry every chart.
+# and the HTML must carry every chart. The rates quoted at the sustained capacity (console,
+# run.json, the cost) must agree with a recount from requests.jsonl (capacity_recount.mjs).
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/../script_lib.sh"
@@ -25,6 +26,10 @@ if [[ $status -ne 0 && $status -ne 1 && $status -ne 4 ]]; then
   echo "report --gate exited $status: the verdict must be ready (0) or not ready (1)" >&2
   exit 1
 fi
+# Every figure at the sustained capacity, counted again from requests.jsonl over its window.
+"$stagegate" validate --json "$root/scenarios/demo.yaml" > "$dir/scenario.json"
+node "$root/tests/report/capacity_recount.mjs" "$dir/run" "$dir/report/report.json" \
+  "$dir/run.txt" "$dir/scenario.json"
 node - "$dir/report/report.json" "$dir/report/report.html" "$dir/report/report.md" <<'NODE'
 const fs = require('fs');
 const [json, html, md] = process.argv.slice(2).map((f) => fs.readFileSync(f, 'utf8'));
