@@ -30,10 +30,7 @@ if [ ${#missing[@]} -ne 0 ]; then
   exit 2
 fi
 
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-fi
+source scripts/ccache.sh
 # -O1 with assertions on: an assert that input can reach is a finding too.
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DSTAGEGATE_FUZZ=ON -DSTAGEGATE_TESTS=OFF \

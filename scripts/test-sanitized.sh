@@ -28,10 +28,7 @@ if ! command -v clang++ >/dev/null ||
   exit 2
 fi
 
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-fi
+source scripts/ccache.sh
 # Clang (scripts/fuzz-packages.txt, which CI installs): it compiles this tree in about 60% of
 # g++'s time. -g1: line tables for the reports' stack traces, without the rest of the debug
 # information.

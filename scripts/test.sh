@@ -14,6 +14,7 @@ if [ ! -f tests/node/node_modules/openai/package.json ] ||
    [ ! -f tests/node/node_modules/@dwmkerr/mock-llm/package.json ]; then
   npm ci --prefix tests/node --no-audit --no-fund
 fi
-cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Debug > /dev/null
+source scripts/ccache.sh
+cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Debug "${launcher[@]}" > /dev/null
 cmake --build build-test
 ctest --test-dir build-test --output-on-failure -j "$(nproc)"
