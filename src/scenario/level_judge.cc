@@ -1,6 +1,7 @@
 #include "scenario/level_judge.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "base/strings.h"
@@ -104,6 +105,20 @@ stats::RateWindow RatesOf(const stats::SustainFinding& sustain, const load::Phas
           .output_tokens = metrics.output_token_throughput * metrics.window_s};
 }
 
+// Which answers met every SLO, for the level's goodput. Only the judgement of a level that
+// ended needs it, so the live controller's looks every 250 ms do not pay for it. `requests` is
+// LevelRequests(records, ...) without `now_ns`: one entry per record but warmup, in order.
+void MarkSlos(std::span<const load::RequestRecord> records, const std::vector<load::Slo>& slos,
+              std::vector<stats::LevelRequest>& requests) {
+  size_t i = 0;
+  for (const load::RequestRecord& r : records) {
+    if (r.warmup) continue;
+    assert(i < requests.size());
+    stats::LevelRequest& q = requests[i++];
+    if (q.answered) q.met_slos = load::MeetsSlos(load::LatencyOf(r), slos);
+  }
+}
+
 }  // namespace
 
 const char* VerdictName(LevelVerdict verdict) {
@@ -131,13 +146,12 @@ stats::LevelOutcome OutcomeOf(double level, const LevelJudgement& judgement) {
 }
 
 std::vector<stats::LevelRequest> LevelRequests(std::span<const load::RequestRecord> records,
-                                               const LevelCriteria& criteria,
+                                               const std::set<std::string>& refusal_tasks,
                                                int64_t phase_start_ns,
                                                std::optional<int64_t> now_ns,
                                                std::span<const load::Arrival> schedule) {
   std::vector<stats::LevelRequest> out;
   out.reserve(records.size());
-  const std::vector<load::Slo> slos = SlosOf(criteria.thresholds);
   std::set<int64_t> seen;
   const auto at = [phase_start_ns](int64_t ns) { return Seconds(ns - phase_start_ns); };
   for (const load::RequestRecord& r : records) {
@@ -146,12 +160,9 @@ std::vector<stats::LevelRequest> LevelRequests(std::span<const load::RequestReco
     stats::LevelRequest q{.intended_s = at(r.intended_ns)};
     // A request never sent (dropped, or queued when the level ended) ended where it was due.
     q.done_s = r.end_ns ? at(*r.end_ns) : q.intended_s;
-    q.completed = Completed(r, criteria.refusal_tasks);
-    if (r.outcome == load::Outcome::kOk && r.sent_ns && r.end_ns) {
-      q.answered = true;
-      q.met_slos = load::MeetsSlos(load::LatencyOf(r), slos);
-      q.output_tokens = static_cast<double>(r.output_tokens.value_or(0));
-    }
+    q.completed = Completed(r, refusal_tasks);
+    q.answered = r.outcome == load::Outcome::kOk && r.sent_ns && r.end_ns;
+    if (q.answered) q.output_tokens = static_cast<double>(r.output_tokens.value_or(0));
     const bool waited = r.outcome == load::Outcome::kOk || r.outcome == load::Outcome::kTimeout ||
                         r.outcome == load::Outcome::kCancelled;
     if (waited && r.sent_ns) {
@@ -178,8 +189,9 @@ LevelJudgement JudgeLevel(std::span<const load::RequestRecord> records,
   LevelJudgement j;
   j.checks = CheckThresholds(criteria.thresholds, metrics,
                              CountExpectedDenials(records, criteria.refusal_tasks));
-  const std::vector<stats::LevelRequest> requests =
-      LevelRequests(records, criteria, phase_start_ns);
+  std::vector<stats::LevelRequest> requests =
+      LevelRequests(records, criteria.refusal_tasks, phase_start_ns);
+  MarkSlos(records, SlosOf(criteria.thresholds), requests);
   for (const stats::LevelRequest& q : requests)
     j.window_s = std::max(j.window_s, q.intended_s);
   j.sustain = stats::JudgeSustained(
@@ -246,7 +258,7 @@ StepRunner::EndEarly LevelController(const LevelCriteria& criteria, bool open_lo
       if (!r.warmup && r.end_ns) longest_ns = std::max(longest_ns, *r.end_ns - r.intended_ns);
     const double horizon = Seconds(now_ns - longest_ns - phase_start_ns);
     std::vector<stats::LevelRequest> requests =
-        LevelRequests(finished, criteria, phase_start_ns, now_ns, schedule);
+        LevelRequests(finished, criteria.refusal_tasks, phase_start_ns, now_ns, schedule);
     std::erase_if(requests,
                   [horizon](const stats::LevelRequest& q) { return q.intended_s > horizon; });
     // Many looks at the same level: a failure before the end must be clear. Latency rising at

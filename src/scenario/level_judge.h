@@ -49,12 +49,12 @@ struct LevelJudgement {
 };
 
 /// The level's requests as the sustained-load checks see them, with times from
-/// `phase_start_ns`; denials of the criteria's refusal tasks complete, and an answer meets the
-/// SLOs of its thresholds. With `now_ns` (a level still running), arrivals of `schedule`
-/// (offsets from the phase start) that are due and not among `records` are in flight, waiting
-/// since their intended send.
+/// `phase_start_ns`; denials of `refusal_tasks` complete. `met_slos` is left false: JudgeLevel
+/// sets it. With `now_ns` (a level still running), arrivals of `schedule` (offsets from the
+/// phase start) that are due and not among `records` are in flight, waiting since their
+/// intended send.
 std::vector<stats::LevelRequest> LevelRequests(std::span<const load::RequestRecord> records,
-                                               const LevelCriteria& criteria,
+                                               const std::set<std::string>& refusal_tasks,
                                                int64_t phase_start_ns,
                                                std::optional<int64_t> now_ns = std::nullopt,
                                                std::span<const load::Arrival> schedule = {});

@@ -47,7 +47,6 @@ const meets = (r) => Object.entries(slos).every(([metric, max]) => {
   return v !== null && v !== undefined && v <= max;
 });
 
-const refusal = new Set(scenario.refusal_tasks || []);
 const records = fs.readFileSync(`${runDir}/requests.jsonl`, 'utf8').trim().split('\n')
   .map((line) => JSON.parse(line)).filter((r) => r.phase_id === held.phase_id && !r.warmup);
 const lastArrival = Math.max(...records.map((r) => r.times_ns.intended));
@@ -61,7 +60,9 @@ for (const r of records) {
     ++answered;
     tokens += r.tokens.output ?? 0;
     met += meets(r) ? 1 : 0;
-  } else if (r.outcome === 'denied' && (refusal.size === 0 || refusal.has(r.input.task_id))) {
+  } else if (r.outcome === 'denied') {
+    // The corpus's refusal tasks are the only ones the reference application denies, so each
+    // denial is an expected one; a denial of any other task would show as a mismatch below.
     ++denied;
   }
 }
@@ -85,9 +86,14 @@ const line = consoleText.split('\n').find((l) => /^\s+at .*: .* answered req\/s/
 if (!line) fail('no capacity rates line on the console');
 const [, shownAnswered] = line.match(/: ([\d.,]+) answered req\/s/);
 const [, shownGoodput] = line.match(/goodput ([\d.,]+) req\/s/);
-if (!near(parseFloat(shownAnswered.replace(/,/g, '')), rates.answered) && Math.abs(parseFloat(shownAnswered) - rates.answered) > 0.005)
+// The console rounds to 2 decimals: within 1%, or within its rounding.
+const shown = (text, recounted) => {
+  const value = parseFloat(text.replace(/,/g, ''));
+  return near(value, recounted) || Math.abs(value - recounted) <= 0.005;
+};
+if (!shown(shownAnswered, rates.answered))
   fail(`console answered rate ${shownAnswered}, recounted ${rates.answered}`);
-if (!near(parseFloat(shownGoodput.replace(/,/g, '')), rates.goodput) && Math.abs(parseFloat(shownGoodput) - rates.goodput) > 0.005)
+if (!shown(shownGoodput, rates.goodput))
   fail(`console goodput ${shownGoodput}, recounted ${rates.goodput}`);
 console.log(`capacity recount: at ${capacity.holds_up_to}: ${answered} answered and ${denied} ` +
   `expected denials of ${arrived} arrivals in ${seconds.toFixed(3)} s; ${rates.answered.toFixed(3)} ` +

@@ -189,5 +189,71 @@ TEST_CASE("power samples are integrated by the trapezoid rule over the phase", "
   CHECK(energy->second == Approx(1.0));
 }
 
+TEST_CASE("the energy at the sustained capacity is its rate window's, not the whole level's",
+          "[report][telemetry]") {
+  // A sweep level from 10 s to 16 s of run time whose rate window is its first 4 s: 100 W in
+  // the window, 500 W in the drain after it. The window's 400 J over its 20 answers is 20 J
+  // each; the whole level would give (400 + 1000) J over them.
+  auto store = testing::Ok(store::Store::OpenInMemory());
+  const store::RunInfo run{.id = "r",
+                           .scenario_name = "s",
+                           .fingerprint = "f",
+                           .scenario_json = "{}",
+                           .started_unix_ms = 1};
+  REQUIRE(store->CreateRun(run).ok());
+  constexpr int64_t kS = 1'000'000'000;
+  const int64_t phase = testing::Ok(store->AddPhase(
+      {.run_id = "r", .ordinal = 1, .stage = "full", .phase = "sweep", .level = 10}));
+  REQUIRE(store->FinishPhase(phase, 10 * kS, 16 * kS, store::PhaseStatus::kComplete).ok());
+  std::vector<telemetry::TimedSample> samples;
+  double joules = 0;
+  for (int64_t t = 9 * kS; t <= 17 * kS; t += kS / 10) {
+    samples.push_back(
+        {.t_ns = t,
+         .source = "gpu",
+         .sample = {.name = "gpu_energy_joules_total", .labels = {{"gpu", "0"}}, .value = joules}});
+    joules += (t < 14 * kS ? 100.0 : 500.0) / 10;
+  }
+  REQUIRE(testing::Ok(store->AddTelemetry("r", samples)) == 0);
+  const json window = {{"counts", "arrivals"}, {"from_s", 0},         {"to_s", 4},
+                       {"arrived", 22},        {"completed", 22},     {"answered", 20},
+                       {"met_slos", 20},       {"output_tokens", 600}};
+  const json findings = {{"schema_version", store::kFindingsSchemaVersion},
+                         {"stages",
+                          {{{"name", "full"},
+                            {"skipped", false},
+                            {"steps",
+                             {{{"phase", "sweep"},
+                               {"phase_id", phase},
+                               {"level", 10},
+                               {"level_unit", "req/s"},
+                               {"requests", {{"completed", 30}}},
+                               {"throughput", {{"window_s", 6}}},
+                               {"metrics", json::object()}}}},
+                            {"capacity",
+                             {{"holds_up_to", 10},
+                              {"fails_at", 12},
+                              {"sustained_rate", 5.5},
+                              {"inconclusive", false},
+                              {"unit", "req/s"},
+                              {"finding", "f"},
+                              {"window", window}}}}}}};
+  const EnergyFigures energy =
+      testing::Ok(ComputeEnergy(*store, run, testing::Ok(store->ListPhases("r")),
+                                store::ParseFindings(findings.dump()), std::nullopt));
+  REQUIRE(energy.phases.size() == 1);
+  const PhaseEnergy& p = energy.phases[0];
+  INFO(p.basis);
+  CHECK(p.at == "sustained capacity");
+  CHECK(p.window_s == Approx(4));
+  CHECK(p.completed == 20);
+  REQUIRE(p.joules);
+  CHECK(*p.joules == Approx(400).epsilon(1e-9));
+  REQUIRE(p.per_request);
+  CHECK(*p.per_request == Approx(20).epsilon(1e-9));
+  REQUIRE(p.per_output_token);
+  CHECK(*p.per_output_token == Approx(400.0 / 600).epsilon(1e-9));
+}
+
 }  // namespace
 }  // namespace stagegate::report
