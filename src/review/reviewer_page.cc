@@ -75,7 +75,6 @@ button { font: inherit; color: inherit; }
 .level[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
 .level-num { flex: none; min-width: 1.5rem; font-weight: 700; text-align: center; font-variant-numeric: tabular-nums; }
 .anchor { flex: 1; white-space: pre-wrap; overflow-wrap: anywhere; }
-.level kbd { flex: none; }
 button:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .bar { position: fixed; left: 0; right: 0; bottom: 0; background: var(--card); border-top: 1px solid var(--line); }
 .bar-inner { max-width: 52rem; margin: 0 auto; padding: .55rem 1rem; display: flex; align-items: center; gap: .6rem; }
@@ -103,8 +102,8 @@ button:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 <summary>Instructions</summary>
 <p id="instructions" class="text"></p>
 </details>
-<p id="legend" class="legend" hidden>Keys: <kbd>1</kbd>&ndash;<kbd>9</kbd>, <kbd>0</kbd> score the
-marked criterion with its 1st&ndash;10th level and move on; <kbd>&uarr;</kbd> <kbd>&darr;</kbd> or
+<p id="legend" class="legend" hidden>Keys: a digit <kbd>0</kbd>&ndash;<kbd>9</kbd> scores the
+marked criterion with the level of that number and moves on; <kbd>&uarr;</kbd> <kbd>&darr;</kbd> or
 <kbd>k</kbd> <kbd>j</kbd> change criterion; <kbd>&rarr;</kbd> or <kbd>n</kbd> next item;
 <kbd>&larr;</kbd> or <kbd>p</kbd> previous item. Progress is kept in this browser; download your
 scores when you are done.</p>
@@ -383,18 +382,14 @@ constexpr std::string_view kPageTail = R"html(</script>
     return node;
   }
 
-  function levelButton(criterionIndex, level, position, showKey) {
+  // The digit key of a level is the level's own number, the one shown on its button (levels
+  // above 9 have none: they are clicked).
+  function levelButton(criterionIndex, level) {
     const button = element('button', 'level');
     button.type = 'button';
     button.setAttribute('aria-pressed', 'false');
     button.append(element('span', 'level-num', String(level.level)), element('span', 'anchor', level.anchor));
-    const key = position === 9 ? '0' : String(position + 1);
-    button.setAttribute('aria-keyshortcuts', key);
-    if (showKey) {
-      const hint = element('kbd', '', key);
-      hint.setAttribute('aria-hidden', 'true');
-      button.append(hint);
-    }
+    if (level.level <= 9) button.setAttribute('aria-keyshortcuts', String(level.level));
     button.addEventListener('click', () => choose(criterionIndex, level.level));
     return button;
   }
@@ -407,9 +402,7 @@ constexpr std::string_view kPageTail = R"html(</script>
     if (c.hard) question.append(element('span', 'tag', 'hard'));
     box.setAttribute('aria-labelledby', question.id);
     const levels = element('div', 'levels');
-    // Key hints only where a digit is not the level itself (a scale not running 1, 2, 3, ...).
-    const showKeys = c.levels.some((l, li) => l.level !== li + 1);
-    c.levels.forEach((l, li) => levels.append(levelButton(ci, l, li, showKeys)));
+    c.levels.forEach((l) => levels.append(levelButton(ci, l)));
     box.append(question, levels);
     return box;
   }
@@ -491,13 +484,14 @@ constexpr std::string_view kPageTail = R"html(</script>
     if (box) box.scrollIntoView({block: 'nearest'});
   }
 
-  function scoreByKey(position) {
+  function scoreByKey(level) {
     const c = criteria[current];
-    if (position >= c.levels.length) {
-      byId('status').textContent = 'This criterion has ' + c.levels.length + ' levels';
+    if (!c.levels.some((l) => l.level === level)) {
+      byId('status').textContent = 'This criterion has no level ' + level + ': its levels are ' +
+                                   c.levels.map((l) => l.level).join(', ');
       return;
     }
-    choose(current, c.levels[position].level);
+    choose(current, level);
     markCurrent(current);
   }
 
@@ -512,7 +506,7 @@ constexpr std::string_view kPageTail = R"html(</script>
     if (isTextField(event.target)) return;
     const key = event.key;
     if (/^[0-9]$/.test(key)) {
-      if (!event.repeat) scoreByKey(key === '0' ? 9 : Number(key) - 1);
+      if (!event.repeat) scoreByKey(Number(key));
     } else if (key === 'ArrowDown' || key === 'j') {
       markCurrent(current + 1);
     } else if (key === 'ArrowUp' || key === 'k') {

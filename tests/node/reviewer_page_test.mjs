@@ -95,10 +95,8 @@ async function checkShownAsText(page, item) {
 function planned(criteria, i) {
   return criteria.map((c, ci) => c.levels[(i + ci + 1) % c.levels.length].level);
 }
-const digitFor = (c, level) => {
-  const n = c.levels.findIndex((l) => l.level === level);
-  return n === 9 ? '0' : String(n + 1);
-};
+// The key that scores a level is the level's own number.
+const digitFor = (c, level) => String(level);
 
 async function clickLevel(page, ci, level) {
   const boxes = await page.$$('.criterion');
@@ -274,6 +272,56 @@ async function twoTabs(browser, name, onNewDocument) {
   return [context, first, second];
 }
 
+// Every digit key on every criterion, in a tab of its own: a digit that is a level of the marked
+// criterion scores that level (0 is level 0, never the first level), and one that is not scores
+// nothing and says which levels there are.
+async function checkEveryKey(browser, criteria) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  watch(page, 'every key');
+  await page.goto(pageUrl, {waitUntil: 'load'});
+  const pressed = criteria.map(() => null);
+  for (let ci = 0; ci < criteria.length; ++ci) {
+    const levels = new Set(criteria[ci].levels.map((l) => l.level));
+    for (let digit = 0; digit <= 9; ++digit) {
+      for (let k = 0; k < criteria.length; ++k) await page.keyboard.press('k');
+      for (let k = 0; k < ci; ++k) await page.keyboard.press('j');
+      await page.keyboard.press(String(digit));
+      const step = `key ${digit} on criterion ${ci + 1} (levels ${[...levels].join(', ')})`;
+      if (levels.has(digit)) {
+        pressed[ci] = digit;
+        await expectMarks(page, {current: Math.min(ci + 1, criteria.length - 1), pressed}, step);
+      } else {
+        await expectMarks(page, {current: ci, pressed}, step);
+        const status = await page.$eval('#status', (n) => n.textContent);
+        check(status.includes(`no level ${digit}`), `${step}: the status reads "${status}"`);
+      }
+    }
+    check(pressed[ci] === Math.max(...[...levels].filter((l) => l <= 9)),
+          `criterion ${ci + 1} kept ${pressed[ci]} after every key`);
+  }
+  await context.close();
+  checkIncidents('every key');
+}
+
+// Waits, up to 15 s, until `page` shows `levelA` and `levelB` for the first two criteria: a save in
+// another tab reaches this one's storage asynchronously (and, in another renderer process, later),
+// so a reload before it arrived could read what was kept before that save.
+async function waitForFirstTwo(page, levelA, levelB, what) {
+  await page.waitForFunction(
+      (a, b) => {
+        const pressed = [...document.querySelectorAll('.criterion')].slice(0, 2).map(
+            (box) => box.querySelector('button.level[aria-pressed="true"] .level-num')?.textContent);
+        return pressed[0] === String(a) && pressed[1] === String(b);
+      },
+      {timeout: 15000}, levelA, levelB)
+      .catch(async () => fail(`${what}: after 15 s it shows ${JSON.stringify((await marks(page)).pressed)}, ` +
+                              `expected ${levelA} and ${levelB} for the first two criteria`));
+}
+
+// The notice a page shows, or '' when it shows none.
+const noticeOf = (page) => page.$eval('#notice', (n) => (n.hidden ? '' : n.textContent));
+
 // The same packet in two tabs, scoring in turn: each tab shows the other's scores as they are
 // given, and what is kept at the end has both (the last save used to win).
 async function checkTwoTabs(browser, criteria) {
@@ -291,15 +339,15 @@ async function checkTwoTabs(browser, criteria) {
   const notice = await second.$eval('#notice', (n) => (n.hidden ? '' : n.textContent));
   check(/open in another tab/.test(notice), `the second tab's notice reads "${notice}"`);
   await clickLevel(second, 1, levelB);
-  await sleep(200);
   // The first tab saves again (as it does every 5 s and on leaving): the second tab's score stays.
   await first.bringToFront();
+  await waitForFirstTwo(first, levelA, levelB, 'the first tab, once the second scored');
   await first.evaluate(() => window.dispatchEvent(new Event('pagehide')));
   await first.reload({waitUntil: 'load'});
   const got = await marks(first);
   check(got.pressed[0] === levelA && got.pressed[1] === levelB,
         `after both tabs scored, the first tab shows ${JSON.stringify(got.pressed)}, expected ` +
-        `${levelA} and ${levelB} for the first two criteria`);
+        `${levelA} and ${levelB} for the first two criteria (notice: "${await noticeOf(first)}")`);
   await context.close();
   checkIncidents('two tabs');
 }
@@ -329,11 +377,12 @@ async function checkStaleTab(browser, criteria) {
         `the stale tab, once it saved, shows ${JSON.stringify(after.pressed)}, expected ${levelA} ` +
         `and ${levelB} for the first two criteria`);
   await first.bringToFront();
+  await waitForFirstTwo(first, levelA, levelB, 'the first tab, once the stale tab saved');
   await first.reload({waitUntil: 'load'});
   const got = await marks(first);
   check(got.pressed[0] === levelA && got.pressed[1] === levelB,
         `after a stale tab saved, the first tab shows ${JSON.stringify(got.pressed)}, expected ` +
-        `${levelA} and ${levelB} for the first two criteria`);
+        `${levelA} and ${levelB} for the first two criteria (notice: "${await noticeOf(first)}")`);
   await context.close();
   checkIncidents('stale tab');
 }
@@ -477,6 +526,7 @@ async function run(browser) {
   checkIncidents('downloading');
 
   await checkWithoutStorage(browser, sorted);
+  await checkEveryKey(browser, sorted);
   await checkTwoTabs(browser, sorted);
   await checkStaleTab(browser, sorted);
   await checkSameMillisecond(browser, sorted);
