@@ -1,6 +1,7 @@
 #include "base/strings.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -239,6 +240,80 @@ std::optional<size_t> FirstInvalidUtf8(std::string_view text) {
     at += sequence.length;
   }
   return std::nullopt;
+}
+
+std::string ShellWord(const std::string& word) {
+  bool bare = !word.empty();
+  for (char c : word)
+    bare = bare && (std::isalnum(static_cast<unsigned char>(c)) ||
+                    std::string_view("-_./:=@%+,").find(c) != std::string::npos);
+  return bare ? word : "'" + ReplaceAll(word, "'", "'\\''") + "'";
+}
+
+uint32_t Utf8CodePoint(std::string_view sequence) {
+  const auto byte = [&](size_t i) {
+    return static_cast<uint32_t>(static_cast<unsigned char>(sequence[i]));
+  };
+  switch (sequence.size()) {
+    case 1:
+      return byte(0);
+    case 2:
+      return (byte(0) & 0x1F) << 6 | (byte(1) & 0x3F);
+    case 3:
+      return (byte(0) & 0x0F) << 12 | (byte(1) & 0x3F) << 6 | (byte(2) & 0x3F);
+    default:
+      return (byte(0) & 0x07) << 18 | (byte(1) & 0x3F) << 12 | (byte(2) & 0x3F) << 6 |
+             (byte(3) & 0x3F);
+  }
+}
+
+bool IsLayoutControl(uint32_t c) {
+  return (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+         (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029;
+}
+
+std::string ShownText(std::string_view text, size_t max_bytes) {
+  std::string out;
+  size_t at = 0;
+  char escape[16];
+  while (at < text.size() && out.size() < max_bytes) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+      ++at;
+      continue;
+    }
+    if (c < 0x80) {
+      if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else {
+        std::snprintf(escape, sizeof escape, "\\x%02x", c);
+        out += escape;
+      }
+      ++at;
+      continue;
+    }
+    const Utf8Sequence sequence = NextUtf8Sequence(text.substr(at));
+    const std::string_view part = text.substr(at, sequence.length);
+    if (!sequence.valid) {
+      for (unsigned char b : part) {
+        std::snprintf(escape, sizeof escape, "\\x%02x", b);
+        out += escape;
+      }
+    } else if (const uint32_t code_point = Utf8CodePoint(part); IsLayoutControl(code_point)) {
+      std::snprintf(escape, sizeof escape, "\\u{%04x}", code_point);
+      out += escape;
+    } else {
+      out += part;
+    }
+    at += sequence.length;
+  }
+  if (at < text.size()) out += "... (" + std::to_string(text.size() - at) + " more bytes)";
+  return out;
 }
 
 bool IsValidUtf8(std::string_view text) {

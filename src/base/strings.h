@@ -74,6 +74,23 @@ inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
 /// Whether `text` is well-formed UTF-8.
 bool IsValidUtf8(std::string_view text);
 
+/// A word for /bin/sh: bare when it is safe so, else in single quotes.
+std::string ShellWord(const std::string& word);
+
+/// The code point of a well-formed UTF-8 sequence (NextUtf8Sequence(text).valid).
+uint32_t Utf8CodePoint(std::string_view sequence);
+
+/// Whether `code_point` changes how the text around it is shown rather than being text: the bidi
+/// controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), the line and paragraph
+/// separators U+2028 and U+2029, and the C1 controls U+0080 to U+009F (0x9B is a terminal's CSI).
+bool IsLayoutControl(uint32_t code_point);
+
+/// `text` as it may be shown on a terminal or in a log, from a server or a user: control
+/// characters, layout controls and ill-formed bytes written as escapes (\n, \t, \x1b,
+/// \u{202e}, \xff), cut after about `max_bytes` at a character's end with how much was left out.
+/// Plain printable text comes back as it is.
+std::string ShownText(std::string_view text, size_t max_bytes = 200);
+
 /// `text` with each ill-formed part (NextUtf8Sequence) replaced by U+FFFD: valid UTF-8 that
 /// every strict reader of JSON, CSV or HTML accepts. Valid text comes back unchanged.
 std::string ValidUtf8(std::string_view text);

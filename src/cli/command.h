@@ -44,6 +44,10 @@ CLI::Validator Between(double min, double max);
 /// A CLI11 check that the value is an absolute http:// or https:// URL (http::CheckHttpUrl).
 CLI::Validator HttpUrl();
 
+/// A CLI11 check for a base URL that a file or manifest will hold (http::CheckBaseUrlToKeep): no
+/// credential, query string, fragment or endpoint path in it.
+CLI::Validator BaseUrlToKeep();
+
 /// The largest seed accepted: 2^53 - 1, every value of which a JSON number holds exactly.
 inline constexpr double kMaxSeed = 9007199254740991.0;
 /// The longest a timeout may be: one day, in milliseconds.

@@ -101,6 +101,15 @@ CLI::Validator HttpUrl() {
       "URL");
 }
 
+CLI::Validator BaseUrlToKeep() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const Status checked = http::CheckBaseUrlToKeep(text);
+        return checked.ok() ? "" : checked.message();
+      },
+      "URL");
+}
+
 int RunGuarded(const std::string& name, const std::function<ExitCode()>& run,
                console::Console& console) {
   // The last resort: whatever escaped is a defect, but it ends in a documented exit code.

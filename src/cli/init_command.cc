@@ -26,7 +26,7 @@ class InitCommand : public Command {
                    "The OpenAI-compatible endpoint's base URL (http://host:port, with or "
                    "without /v1)")
         ->required()
-        ->check(HttpUrl());
+        ->check(BaseUrlToKeep());
     app.add_option("--model", model_, "The model name to send in requests")->required();
     app.add_option("--stages", stages_,
                    "The stages to write, in order: bare, retrieval, identity, tools")
@@ -51,11 +51,6 @@ class InitCommand : public Command {
          std::isdigit(static_cast<unsigned char>(api_key_env_[0]))))
       return Fail(console, "init",
                   Status::InvalidInput("--api-key-env must be a variable name, not the key"));
-    // The URL is written into the scenario: a credential in it would be a secret in a file.
-    if (UrlWithoutUserinfo(target_url_) != target_url_)
-      return Fail(console, "init",
-                  Status::InvalidInput("--target-url holds a user or password; give the key "
-                                       "through --api-key-env instead, so that no file holds it"));
     InitRequest request{.target_url = target_url_, .model = model_, .api_key_env = api_key_env_};
     for (const std::string& name : InitStageNames())  // bare always, then in their order
       if (name == "bare" || std::find(stages_.begin(), stages_.end(), name) != stages_.end())

@@ -7,8 +7,11 @@
 #include <filesystem>
 #include <set>
 
+#include <re2/re2.h>
+
 #include "base/clock.h"
 #include "base/files.h"
+#include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/k8s_manifests.h"
@@ -51,18 +54,39 @@ CLI::Validator DnsLabel(size_t max_length) {
       "NAME");
 }
 
+// An image reference as Kubernetes and the registries read it (the grammar of
+// distribution/reference): [host[:port]/]path[:tag][@digest], the path in lower case, the name at
+// most 255 characters. Anything else is refused here rather than by the cluster, after the Jobs
+// were created.
 CLI::Validator ImageReference() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        const bool blank = std::any_of(text.begin(), text.end(), [](char c) {
-          return std::isspace(static_cast<unsigned char>(c)) ||
-                 std::iscntrl(static_cast<unsigned char>(c));
-        });
-        if (!text.empty() && !blank) return "";
-        return "must be an image reference such as registry.example/stagegate:0.1; got '" + text +
-               "'";
+        static const RE2 grammar(
+            R"((?:((?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|)"
+            R"([a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?)/)?)"
+            R"(([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*))"
+            R"((?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?)"
+            R"((?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?)");
+        std::string domain, path;
+        if (text.size() <= 4096 && RE2::FullMatch(text, grammar, &domain, &path)) {
+          const size_t name = domain.size() + (domain.empty() ? 0 : 1) + path.size();
+          if (name <= 255) return "";
+          return "must be an image reference whose name is at most 255 characters, got " +
+                 std::to_string(name);
+        }
+        return "must be an image reference such as registry.example/stagegate:0.1 (a path in "
+               "lower case, then :tag or @sha256:digest); got '" +
+               ShownText(text, 80) + "'";
       },
       "IMAGE");
+}
+
+// Every URL of the scenario that its files hold.
+std::vector<std::string> ScenarioUrls(const Scenario& s) {
+  std::vector<std::string> urls = {s.target.base_url, s.target.metrics_url, s.telemetry.dcgm_url};
+  for (const Stage& stage : s.stages)
+    if (stage.base_url) urls.push_back(*stage.base_url);
+  return urls;
 }
 
 CLI::Validator Quantity() {
@@ -303,8 +327,10 @@ class K8sCommand : public Command {
         ->check(Between(60, 7 * 86400));
     app.add_option("--target-url", plan_.target_url,
                    "The application every shard sends to (http://host:port), instead of the "
-                   "scenario's target; needed when that is the built-in sim")
-        ->check(HttpUrl());
+                   "scenario's target; needed when that is the built-in sim. It is written "
+                   "into every Job: a key goes in the scenario's api_key_env (a Secret), never "
+                   "in the URL")
+        ->check(BaseUrlToKeep());
     app.add_flag("--in-image", in_image_,
                  "The image carries the scenario and its files under /work, laid out as on disk "
                  "(as the Dockerfile copies scenarios/, corpus/ and rubrics/): no ConfigMap");
@@ -322,6 +348,15 @@ class K8sCommand : public Command {
       problems.push_back("stagegate k8s: " + scenario_ +
                          " targets the built-in sim: give --target-url, the one application "
                          "every shard sends to (e.g. a Service running `stagegate sim`)");
+    // The ConfigMap carries the scenario's files as they are: a URL's password there would sit
+    // in the cluster's store as it does in the Job's command.
+    if (!in_image_)
+      for (const std::string& url : ScenarioUrls(bundle->scenario))
+        if (UrlWithoutUserinfo(url) != url)
+          problems.push_back("stagegate k8s: " + scenario_ +
+                             " has a URL with a user or password (" + UrlWithoutUserinfo(url) +
+                             "), which the ConfigMap would hold: give the key through the "
+                             "target's api_key_env, which the Jobs take from a Secret");
     for (const std::string& problem : problems)
       console.Error(problem);
     if (!problems.empty()) return ExitCode::kInvalidInput;

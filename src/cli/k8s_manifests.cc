@@ -140,14 +140,6 @@ void ShellCommand(YAML::Emitter& e, const std::string& script) {
   e << YAML::EndSeq;
 }
 
-// A word for /bin/sh: bare when it is safe so, else in single quotes.
-std::string ShellWord(const std::string& word) {
-  bool bare = !word.empty();
-  for (char c : word)
-    bare = bare && (IsAsciiAlnum(c) || std::string_view("-_./:=@%+,").find(c) != std::string::npos);
-  return bare ? word : "'" + ReplaceAll(word, "'", "'\\''") + "'";
-}
-
 std::string ConfigMapDoc(const K8sPlan& plan) {
   YAML::Emitter e;
   Head(e, plan, "v1", "ConfigMap", plan.name + "-bundle", "bundle");

@@ -172,6 +172,41 @@ TEST_CASE("CsvField neutralises text a spreadsheet would run as a formula", "[ba
         std::vector<std::string>{"'=1,2", "x"});
 }
 
+TEST_CASE("ShownText escapes what a terminal would act on and cuts long text", "[strings]") {
+  CHECK(ShownText("plain text, caf\xC3\xA9 \xF0\x9F\x99\x82") ==
+        "plain text, caf\xC3\xA9 \xF0\x9F\x99\x82");
+  CHECK(ShownText("a\nb\tc\rd") == "a\\nb\\tc\\rd");
+  CHECK(ShownText(std::string("nul\0here", 8)) == "nul\\x00here");
+  CHECK(ShownText("\x1b]0;title\x07\x1b[2J") == "\\x1b]0;title\\x07\\x1b[2J");
+  // C1 controls (U+009B is a terminal's CSI), bidi overrides and line separators.
+  CHECK(ShownText("a\xC2\x9B"
+                  "31mb") == "a\\u{009b}31mb");
+  CHECK(ShownText("admin\xE2\x80\xAEnimda") == "admin\\u{202e}nimda");
+  CHECK(ShownText("one\xE2\x80\xA8two\xE2\x81\xA6") == "one\\u{2028}two\\u{2066}");
+  CHECK(ShownText("bad \xFF\xC3 end") == "bad \\xff\\xc3 end");
+  // Cut at a character's end, saying how much was left out.
+  const std::string shown = ShownText(std::string(100'000, 'x'), 200);
+  CHECK(shown == std::string(200, 'x') + "... (99800 more bytes)");
+  CHECK(ShownText("\xC3\xA9\xC3\xA9\xC3\xA9", 3) == "\xC3\xA9\xC3\xA9... (2 more bytes)");
+}
+
+TEST_CASE("IsLayoutControl is true of the characters that reorder or break shown text",
+          "[strings]") {
+  for (uint32_t c : {0x80u, 0x9Bu, 0x9Fu, 0x61Cu, 0x200Eu, 0x200Fu, 0x202Au, 0x202Eu, 0x2066u,
+                     0x2069u, 0x2028u, 0x2029u})
+    CHECK(IsLayoutControl(c));
+  for (uint32_t c : {0x41u, 0x7Fu, 0xA0u, 0xE9u, 0x200Bu, 0x2027u, 0x202Fu, 0x206Au, 0x1F642u})
+    CHECK_FALSE(IsLayoutControl(c));
+}
+
+TEST_CASE("ShellWord quotes what /bin/sh would read otherwise", "[strings]") {
+  CHECK(ShellWord("reports/stagegate.db") == "reports/stagegate.db");
+  CHECK(ShellWord("my store.db") == "'my store.db'");
+  CHECK(ShellWord("it's") == "'it'\\''s'");
+  CHECK(ShellWord("") == "''");
+  CHECK(ShellWord("$(rm -rf /)") == "'$(rm -rf /)'");
+}
+
 }  // namespace
 TEST_CASE("AsciiLower lowers A-Z alone, and HasControlCharacter finds C0 and DEL", "[strings]") {
   CHECK(AsciiLower("Text/Event-STREAM; \xC3\x89t\xC3\xA9") ==

@@ -213,9 +213,28 @@ TEST_CASE("init refuses a key where the name of its variable belongs, and a URL 
   ran = testing::RunStagegate(dir, {"init", dir / "app", "--target-url",
                                     "http://user:s3cret@127.0.0.1:9/v1", "--model", "m"});
   CHECK(ran.exit_code == 2);
-  CHECK(Has(ran.err, "--target-url holds a user or password; give the key through --api-key-env"));
+  CHECK(Has(ran.err,
+            "--target-url: holds a user or password, which the file written would then "
+            "hold: give the key through an environment variable (--api-key-env"));
   CHECK_FALSE(Has(ran.out + ran.err, "s3cret"));
   CHECK_FALSE(std::filesystem::exists(std::string(dir / "app")));
+  // A query string would come before every path, and a key in it would sit in scenario.yaml; a
+  // fragment is never sent; a full endpoint would get its path twice.
+  for (const auto& [url, says] : std::vector<std::pair<std::string, std::string>>{
+           {"http://127.0.0.1:9/v1?api-key=s3cret", "holds a query string ('?...')"},
+           {"http://127.0.0.1:9/v1?", "holds a query string ('?...')"},
+           {"http://127.0.0.1:9/v1#s3cret", "holds a fragment ('#...'), which is never sent"},
+           {"http://127.0.0.1:9/v1/chat/completions",
+            "is an endpoint, not a base URL: give what comes before '/chat/completions'"},
+           {"http://127.0.0.1:9/v1/completions/", "is an endpoint, not a base URL"}}) {
+    INFO(url);
+    ran = testing::RunStagegate(
+        dir, {"init", dir / "app", "--target-url", url, "--model", "m", "--no-probe"});
+    CHECK(ran.exit_code == 2);
+    CHECK(Has(ran.err, "--target-url: " + says));
+    CHECK_FALSE(Has(ran.out + ran.err, "s3cret"));
+    CHECK_FALSE(std::filesystem::exists(std::string(dir / "app")));
+  }
 }
 
 }  // namespace

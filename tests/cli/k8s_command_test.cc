@@ -333,8 +333,75 @@ TEST_CASE("k8s refuses a broken scenario, no shards and a bad name", "[cli][k8s]
       {"k8s", demo, "--shards", "2", "--target-url", "http://app:8000", "--image", "my image"});
   CHECK(blank_image.exit_code == 2);
   CHECK(blank_image.err.find("--image: must be an image reference such as "
-                             "registry.example/stagegate:0.1; got 'my image'") !=
+                             "registry.example/stagegate:0.1 (a path in lower case, then :tag or "
+                             "@sha256:digest); got 'my image'") != std::string::npos);
+}
+
+TEST_CASE("k8s takes only image references Kubernetes takes", "[cli][k8s]") {
+  const std::string demo = SourcePath("scenarios/sharded.yaml");
+  const auto image = [&](const std::string& reference) {
+    return Invoke(
+        {"k8s", demo, "--shards", "2", "--target-url", "http://app:8000", "--image", reference});
+  };
+  for (const std::string& good : std::vector<std::string>{
+           "stagegate", "stagegate:0.1", "registry.example/team/stagegate:0.1-rc_1",
+           "localhost:5000/stagegate", "Registry.Example:443/a/b__c.d-e:TAG",
+           "stagegate@sha256:" + std::string(64, 'a'), "a/b:1@sha256:" + std::string(64, 'f')}) {
+    INFO(good);
+    Invocation ran = image(good);
+    CHECK(ran.exit_code == 0);
+    CHECK(ran.out.find("image: " + good) != std::string::npos);
+  }
+  for (const std::string& bad :
+       std::vector<std::string>{"*ref", "Stagegate:1", "stagegate:", "stagegate:-1", "a//b", "a/b/",
+                                "stagegate@sha256:12", ":1", "-a", "a b", std::string(300, 'a'),
+                                "r.example/" + std::string(250, 'a'), std::string(3000, 'a')}) {
+    INFO(bad.substr(0, 40));
+    Invocation ran = image(bad);
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.out == "");
+    CHECK(ran.err.find("--image: must be an image reference") != std::string::npos);
+    CHECK(ran.err.size() < 400);  // a long reference is cut in the message
+  }
+}
+
+TEST_CASE("k8s never writes a URL's password, query string or fragment into a manifest",
+          "[cli][k8s]") {
+  const std::string demo = SourcePath("scenarios/sharded.yaml");
+  for (const std::string url : {"http://user:PASSWORD@127.0.0.1:18900", "http://PASSWORD@h:1",
+                                "http://h:1/v1?api-key=PASSWORD", "http://h:1/v1#PASSWORD"}) {
+    INFO(url);
+    Invocation ran =
+        Invoke({"k8s", demo, "--shards", "2", "--image", "img:1", "--target-url", url});
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.out == "");
+    CHECK(ran.err.find("--target-url") != std::string::npos);
+    CHECK(ran.err.find("PASSWORD") == std::string::npos);
+  }
+  Invocation userinfo = Invoke({"k8s", demo, "--shards", "2", "--image", "img:1", "--target-url",
+                                "http://user:PASSWORD@127.0.0.1:18900"});
+  CHECK(userinfo.err.find("holds a user or password") != std::string::npos);
+
+  // A scenario whose own target holds a password: the ConfigMap would carry the file.
+  TempDir dir;
+  for (const char* name : {"corpus", "rubrics"})
+    fs::copy(SourcePath(name), dir / name, fs::copy_options::recursive);
+  fs::create_directories(dir / "scenarios");
+  std::string scenario = ReadText(demo);
+  const std::string sim = "kind: sim\n  sim_profile: default\n";
+  const size_t kind = scenario.find(sim);
+  REQUIRE(kind != std::string::npos);
+  scenario.replace(kind, sim.size(),
+                   "kind: openai\n  base_url: http://u:PASSWORD@127.0.0.1:9/v1\n  model: m\n");
+  WriteText(dir / "scenarios/sharded.yaml", scenario);
+  Invocation own =
+      Invoke({"k8s", dir / "scenarios/sharded.yaml", "--shards", "2", "--image", "img:1"});
+  INFO(own.err);
+  CHECK(own.exit_code == 2);
+  CHECK(own.out == "");
+  CHECK(own.err.find("has a URL with a user or password (http://127.0.0.1:9/v1)") !=
         std::string::npos);
+  CHECK(own.err.find("PASSWORD") == std::string::npos);
 }
 
 TEST_CASE("k8s sizes the pods from --cpu and --memory", "[cli][k8s]") {
