@@ -21,6 +21,17 @@ constexpr size_t kMaxTasks = 100'000;
 // than what was read.
 constexpr size_t kMaxImportBytes = kMaxManifestBytes / 2;
 
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix, and cut: what
+// went wrong and where ("parse error at line 1, column 9: ... invalid string: surrogate U+D800..
+// U+DBFF must be followed by U+DC00..U+DFFF", "number overflow parsing '1e999999'").
+std::string JsonProblem(std::string_view what) {
+  if (what.starts_with("[json.exception.")) {
+    const size_t end = what.find("] ");
+    if (end != std::string_view::npos) what.remove_prefix(end + 2);
+  }
+  return ShownText(what, 300);
+}
+
 // A list cell: "a; b;c" -> {a, b, c}, blanks dropped.
 std::vector<std::string> SplitList(const std::string& cell) {
   std::vector<std::string> items;
@@ -75,6 +86,11 @@ class Reader {
     bool known = true;
     for (const std::string& name : head)
       known = Known(records.front().line, name) && known;
+    for (size_t c = 0; c < head.size(); ++c)
+      if (std::find(head.begin(), head.begin() + c, head[c]) != head.begin() + c) {
+        Error(records.front().line, "the column '" + head[c] + "' is given twice");
+        known = false;
+      }
     if (!known) return;
     if (std::find(head.begin(), head.end(), "prompt") == head.end())
       return Error(records.front().line, "the header has no 'prompt' column");
@@ -97,11 +113,34 @@ class Reader {
     for (const std::string& raw : Split(text, '\n')) {
       ++line;
       if (Trim(raw).empty()) continue;
-      const json value = json::parse(raw, nullptr, false);
-      if (value.is_discarded() || !value.is_object()) {
-        Error(line, "is not a JSON object");
+      // Keys of the line's object given twice, which JSON readers disagree on (the last wins
+      // here): refused, as a duplicate CSV column is.
+      std::set<std::string> keys, twice;
+      const json::parser_callback_t note_keys = [&](int depth, json::parse_event_t event,
+                                                    json& parsed) {
+        if (event == json::parse_event_t::key && depth == 1 && parsed.is_string() &&
+            !keys.insert(parsed.get<std::string>()).second)
+          twice.insert(parsed.get<std::string>());
+        return true;
+      };
+      json value;
+      try {
+        value = json::parse(raw, note_keys);
+      } catch (const json::exception& error) {
+        Error(line, "is not JSON: " + JsonProblem(error.what()));
         continue;
       }
+      if (!value.is_object()) {
+        Error(line, "is a JSON " + std::string(value.type_name()) +
+                        ", not an object: each line is one question, as {\"prompt\": \"...\"}");
+        continue;
+      }
+      if (!twice.empty()) {
+        for (const std::string& key : twice)
+          Error(line, "the key '" + key + "' is given twice");
+        continue;
+      }
+      jsonl_ = true;
       std::map<std::string, json> row;
       bool known = true;
       for (const auto& [key, v] : value.items()) {
@@ -154,6 +193,10 @@ class Reader {
     auto found = row.find(key);
     if (found == row.end() || found->second.is_null()) return {};
     std::vector<std::string> items;
+    if (found->second.is_string() && jsonl_) {
+      Error(line, "'" + key + "' must be a JSON array of texts (only a CSV cell is split at ';')");
+      return {};
+    }
     if (found->second.is_string()) {
       items = SplitList(found->second.get<std::string>());
     } else if (found->second.is_array()) {
@@ -232,6 +275,7 @@ class Reader {
   std::map<std::string, int> taken_;  // id -> line (0: the corpus's own)
   std::map<std::string, int> counter_;
   std::vector<ImportedTask> tasks_;
+  bool jsonl_ = false;  // reading JSON Lines, whose lists are arrays
 };
 
 }  // namespace

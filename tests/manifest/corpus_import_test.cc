@@ -123,5 +123,48 @@ TEST_CASE("an import that is not UTF-8, or holds control characters, is refused 
   CHECK(tasks[0].category == "it");
 }
 
+TEST_CASE("a JSON Lines line that does not parse says why, not only that it is not an object",
+          "[manifest][corpus]") {
+  Diagnostics diagnostics;
+  ReadImport("q.jsonl",
+             "{\"prompt\":\"\\ud800\"}\n{\"prompt\":\"a\",\"id\":1e999999}\n[\"prompt\"]\n",
+             kDefaults, Fixture(), diagnostics);
+  const std::string text = diagnostics.ToString();
+  INFO(text);
+  CHECK(text.find("q.jsonl:1: is not JSON: parse error at line 1, column ") != std::string::npos);
+  CHECK(text.find("surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF") !=
+        std::string::npos);
+  CHECK(text.find("q.jsonl:2: is not JSON: number overflow parsing '1e999999'") !=
+        std::string::npos);
+  CHECK(text.find("q.jsonl:3: is a JSON array, not an object") != std::string::npos);
+  CHECK(text.find("[json.exception") == std::string::npos);
+}
+
+TEST_CASE("a column or key given twice is refused, not the last one taken", "[manifest][corpus]") {
+  Diagnostics csv;
+  ReadImport("q.csv", "prompt,category,Prompt\na,it,b\n", kDefaults, Fixture(), csv);
+  CHECK(csv.ToString() == "q.csv:1: the column 'prompt' is given twice\n");
+  Diagnostics jsonl;
+  ReadImport("q.jsonl", "{\"prompt\":\"a\",\"prompt\":\"b\"}\n{\"prompt\":\"fine\"}\n", kDefaults,
+             Fixture(), jsonl);
+  CHECK(jsonl.ToString() == "q.jsonl:1: the key 'prompt' is given twice\n");
+}
+
+TEST_CASE("a JSON Lines list given as one string is refused; a CSV cell is split at ';'",
+          "[manifest][corpus]") {
+  Diagnostics jsonl;
+  ReadImport("q.jsonl", "{\"prompt\":\"a\",\"facts\":\"5 days; by 31 March\"}\n", kDefaults,
+             Fixture(), jsonl);
+  CHECK(jsonl.ToString() ==
+        "q.jsonl:1: 'facts' must be a JSON array of texts (only a CSV cell is split at ';')\n");
+  Diagnostics csv;
+  std::vector<ImportedTask> tasks =
+      ReadImport("q.csv", "prompt,facts\na,5 days; by 31 March\n", kDefaults, Fixture(), csv);
+  INFO(csv.ToString());
+  REQUIRE(csv.empty());
+  REQUIRE(tasks.size() == 1);
+  CHECK(tasks[0].facts == std::vector<std::string>{"5 days", "by 31 March"});
+}
+
 }  // namespace
 }  // namespace stagegate::manifest
