@@ -37,6 +37,17 @@ struct ShardRun {
 Result<scenario::ResumeFrom> MergeShardStores(store::Store& store, const std::string& run_id,
                                               const std::vector<ShardRun>& shards);
 
+/// What names one merge of `shards`: their run ids, in shard order. Kept in the merged run's
+/// settings as "merged_from".
+nlohmann::json MergedFrom(const std::vector<ShardRun>& shards);
+
+/// Before a merge of `merged_from` into `store`: an earlier merge of the same shards that did not
+/// finish (killed while it wrote: still "running", or "failed") is removed, and `console` says
+/// so; one that finished, or whose answers were exported, is refused (InvalidInput naming it and
+/// what to do), since exports, scores and sign-offs may rest on it.
+Status ClearEarlierMerge(store::Store& store, const std::string& store_path,
+                         const nlohmann::json& merged_from, console::Console& console);
+
 /// Joins the shards of one profile into a profile run in `global`'s store: each level over every
 /// shard's records, judged again; writes its files into `out_dir`.
 ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOptions& global,

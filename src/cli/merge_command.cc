@@ -42,7 +42,7 @@ Result<ShardRun> ReadShard(const std::string& given) {
     return Status::InvalidInput(given +
                                 ": no store there (a shard's store file, or the folder "
                                 "holding its stagegate.db)");
-  Result<std::unique_ptr<store::Store>> opened = store::Store::Open(path);
+  Result<std::unique_ptr<store::Store>> opened = store::Store::OpenExisting(path);
   if (!opened.ok()) return opened.status();
   Result<std::vector<store::RunInfo>> runs = (*opened)->ListRuns();
   if (!runs.ok()) return runs.status();
@@ -157,6 +157,38 @@ json ShardingOf(const std::vector<ShardRun>& shards) {
 
 }  // namespace
 
+json MergedFrom(const std::vector<ShardRun>& shards) {
+  json ids = json::array();
+  for (const ShardRun& s : shards)
+    ids.push_back(s.run.id);
+  return ids;
+}
+
+Status ClearEarlierMerge(store::Store& store, const std::string& store_path,
+                         const json& merged_from, console::Console& console) {
+  Result<std::vector<store::RunInfo>> runs = store.ListRuns();
+  if (!runs.ok()) return runs.status();
+  for (const store::RunInfo& run : *runs) {
+    const json settings = json::parse(run.settings_json, nullptr, /*allow_exceptions=*/false);
+    if (!settings.is_object() || settings.value("merged_from", json()) != merged_from) continue;
+    Result<std::vector<store::ExportInfo>> exports = store.ListExports(run.id);
+    if (!exports.ok()) return exports.status();
+    if (exports->empty() &&
+        (run.status == store::RunStatus::kRunning || run.status == store::RunStatus::kFailed)) {
+      SG_RETURN_IF_ERROR(store.DeleteRun(run.id));
+      console.Line("merge: removed run " + run.id +
+                   ", an earlier merge of these shards that did "
+                   "not finish");
+      continue;
+    }
+    return Status::InvalidInput(
+        "run " + run.id + " in " + store_path + " already merges these shards (" +
+        std::string(store::RunStatusName(run.status)) + "): see it with `stagegate report " +
+        run.id + "`, or merge into another store with --db");
+  }
+  return Status::Ok();
+}
+
 // Writes the shards' phases (one per step, over every shard's slice) and records into the
 // merged run, and returns them for the runner to take every step from.
 Result<scenario::ResumeFrom> MergeShardStores(store::Store& store, const std::string& run_id,
@@ -246,12 +278,19 @@ class MergeCommand : public Command {
     if (!opened.ok()) return Fail(console, "merge", opened.status());
     store::Store& store = **opened;
 
+    const json merged_from = MergedFrom(shards);
+    if (Status cleared = ClearEarlierMerge(store, global.db_path, merged_from, console);
+        !cleared.ok())
+      return Fail(console, "merge", cleared);
+
     scenario::RunSettings settings = first.settings;
     settings.shard = {};
     settings.merged_shards = static_cast<int64_t>(shards.size());
     store::RunInfo run = first.run;
     run.id = NewRunId("run");
-    run.settings_json = scenario::SettingsToJson(settings).dump();
+    json stored_settings = WithRunFolder(scenario::SettingsToJson(settings), out_dir_);
+    stored_settings["merged_from"] = merged_from;
+    run.settings_json = stored_settings.dump();
     run.findings_json = "{}";
     run.status = store::RunStatus::kRunning;
     run.finished_unix_ms.reset();

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -18,6 +19,7 @@
 #include "cli/profile_report.h"
 #include "cli/profile_telemetry.h"
 #include "cli/run_support.h"
+#include "cli/stored_run.h"
 #include "http/openai_request.h"
 #include "load/dataset.h"
 #include "load/engine.h"
@@ -40,6 +42,16 @@ namespace stagegate::cli {
 namespace {
 
 using json = nlohmann::json;
+
+// The lowest request rate a level may have: levels are named by their rate to 3 decimals.
+constexpr double kLowestRate = 0.001;
+
+// A rate as given, however small or odd ("1e-300", "nan"), for a message that refuses it.
+std::string GivenRate(double rate) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", rate);
+  return text;
+}
 
 class ProfileCommand : public Command, private ProfileFlags {
  public:
@@ -109,8 +121,10 @@ Status ProfileCommand::Prepare() {
     if (rates_.size() > 1)
       errors.push_back("--search chooses its own levels: give where it starts with --search-from");
     if (rates_.size() == 1) search_from_ = rates_.front();
-    if (!(search_from_ > 0) || !std::isfinite(search_from_))
-      errors.push_back("--search-from must be above 0");
+    // A level is named by its rate to 3 decimals: one that would read "0/s" is refused.
+    if (!(search_from_ >= kLowestRate) || !std::isfinite(search_from_))
+      errors.push_back("--search-from must be at least " + FormatNumber(kLowestRate) +
+                       " req/s, got " + GivenRate(search_from_));
     if (search_up_to_ && !(*search_up_to_ >= search_from_))
       errors.push_back("--search-up-to must be at least where the search starts");
     rates_.clear();
@@ -136,7 +150,9 @@ Status ProfileCommand::Prepare() {
                            std::to_string(shard->count) +
                            " shards: each needs at least one request in flight");
   for (double r : rates_)
-    if (!(r > 0)) errors.push_back("--request-rate levels must be above 0");
+    if (!(r >= kLowestRate) || !std::isfinite(r))
+      errors.push_back("--request-rate levels must be at least " + FormatNumber(kLowestRate) +
+                       " req/s, got " + GivenRate(r));
   for (const std::string& problem : CheckTelemetryOptions(TelemetryOptions()))
     errors.push_back(problem);
   if (!requests_ && !duration_s_) requests_ = 100;
@@ -571,6 +587,7 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
            .scenario_name = "profile",
            .fingerprint = fingerprint,
            .scenario_json = config.dump(-1, ' ', false, json::error_handler_t::replace),
+           .settings_json = WithRunFolder(json::object(), out_dir).dump(),
            .started_unix_ms = WallUnixMs()});
       !created.ok())
     return fail(created, ExitCode::kRuntimeFailure);
@@ -649,6 +666,10 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   const std::string unit = concurrency_.empty() ? "req/s" : "concurrent";
   for (const std::string& line : CapacityLines(levels, sweep, unit, search_))
     console.Line(line);
+  if (search_ && sweep && sweep->finding.inconclusive && !max_duration_s_)
+    console.Line(
+        "  the search stopped at a level too short to tell: give --max-duration to let "
+        "each level run on past --duration until it can");
   json profile = ProfileJson(config, fingerprint, run_id, levels, interrupted);
   std::vector<LevelWindow> windows;
   for (const ProfileLevel& level : levels)
@@ -701,9 +722,11 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   if (interrupted) return ExitCode::kInterrupted;
   if (!Gating()) return ExitCode::kOk;
   // The gate: a search must find a sustained rate; fixed levels must all hold their SLOs.
+  // One rule for both (docs/cli.md): a level that failed is 1; a level too short to tell (a
+  // search: its first miss, whether or not a level held below it) is 4.
   if (search_) {
-    if (!sweep->finding.holds_up_to) return ExitCode::kGateFailed;
-    return sweep->finding.inconclusive ? ExitCode::kPending : ExitCode::kOk;
+    if (sweep->finding.inconclusive) return ExitCode::kPending;
+    return sweep->finding.holds_up_to ? ExitCode::kOk : ExitCode::kGateFailed;
   }
   bool inconclusive = false;
   for (const ProfileLevel& level : levels) {

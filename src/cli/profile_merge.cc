@@ -16,6 +16,7 @@
 #include "load/metrics.h"
 #include "scenario/capacity_search.h"
 #include "scenario/level_judge.h"
+#include "stats/summary.h"
 
 namespace stagegate::cli {
 namespace {
@@ -69,16 +70,27 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
   if (!opened.ok()) return Fail(console, "merge", opened.status());
   store::Store& store = **opened;
   json config = shards.front().config;
+  if (const double p = Number(config, "slo_percentile", 95); !stats::IsCarriedPercentile(p))
+    return Fail(console, "merge",
+                Status::InvalidInput(
+                    "the shards' slo_percentile " + FormatNumber(p) +
+                    " is not one the statistics carry: " + stats::kCarriedPercentilesText));
   config["shard"] = nullptr;
   config["merged_shards"] = shards.size();
   const std::string config_text = config.dump(-1, ' ', false, json::error_handler_t::replace);
   const std::string fingerprint = Sha256Hex(config_text);
+  const json merged_from = MergedFrom(shards);
+  if (Status cleared = ClearEarlierMerge(store, global.db_path, merged_from, console);
+      !cleared.ok())
+    return Fail(console, "merge", cleared);
   const std::string run_id = NewRunId("profile");
-  if (Status created = store.CreateRun({.id = run_id,
-                                        .scenario_name = "profile",
-                                        .fingerprint = fingerprint,
-                                        .scenario_json = config_text,
-                                        .started_unix_ms = WallUnixMs()});
+  if (Status created = store.CreateRun(
+          {.id = run_id,
+           .scenario_name = "profile",
+           .fingerprint = fingerprint,
+           .scenario_json = config_text,
+           .settings_json = WithRunFolder({{"merged_from", merged_from}}, out_dir).dump(),
+           .started_unix_ms = WallUnixMs()});
       !created.ok())
     return Fail(console, "merge", created);
   Result<scenario::ResumeFrom> merged = MergeShardStores(store, run_id, shards);

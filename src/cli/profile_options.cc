@@ -7,6 +7,7 @@
 
 #include "base/http_header.h"
 #include "base/strings.h"
+#include "stats/summary.h"
 
 namespace stagegate::cli {
 
@@ -167,8 +168,17 @@ void ProfileFlags::AddOptions(CLI::App& app) {
                  "every one, and a level holds them when each metric's --slo-percentile does; "
                  "with --slo the exit code is a gate (1 when a level misses)");
   app.add_option("--slo-percentile", slo_percentile_,
-                 "The percentile of each --slo metric a level must keep under its limit")
-      ->check(CLI::Range(1.0, 100.0))
+                 std::string("The percentile of each --slo metric a level must keep under its "
+                             "limit: ") +
+                     stats::kCarriedPercentilesText)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double p = 0;
+            if (CLI::detail::lexical_cast(text, p) && stats::IsCarriedPercentile(p)) return "";
+            return "must be a percentile the statistics carry (" +
+                   std::string(stats::kCarriedPercentilesText) + "), got '" + text + "'";
+          },
+          "PERCENTILE"))
       ->capture_default_str();
   app.add_flag("--search", search_,
                "Find the sustained request rate: from --search-from, doubling until a level is "

@@ -122,8 +122,12 @@ std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels) {
 
 std::vector<std::string> SelfCheckLines(const ProfileLevel& level) {
   const load::PhaseMetrics& m = level.metrics;
-  std::string offered =
-      level.offered_rate ? FormatNumber(*level.offered_rate, 2) + "/s" : "closed loop";
+  // An open loop whose arrivals span no time (one, or all at one instant) has no rate, and is
+  // still not a closed loop.
+  const std::string offered = level.offered_rate ? FormatNumber(*level.offered_rate, 2) + "/s"
+                              : level.kind == "concurrency"
+                                  ? "closed loop"
+                                  : std::to_string(m.offered) + " at once (open loop, no rate)";
   std::vector<std::string> lines = {
       "self-check " + LevelName(level) + ": offered " + offered + ", achieved " +
       FormatNumber(m.achieved_rate, 2) + "/s; schedule lag p99 " +

@@ -90,7 +90,9 @@ class ReportCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
     app.add_option("run", run_id_, "The run to report on")->required();
-    app.add_option("--out", out_dir_, "Folder for the report files (default reports/<run>)");
+    app.add_option("--out", out_dir_,
+                   "Folder for the report files (default: the folder the run wrote its files "
+                   "to, or reports/<run> for a run that did not keep it)");
     app.add_option("--format", formats_,
                    "Formats to write, any of md, html, json, junit, csv (default all)")
         ->delimiter(',')
@@ -128,7 +130,12 @@ class ReportCommand : public Command {
       model->baseline_lines = report::ComparisonLines(comparison);
       model->incomparable_baseline = !comparison.comparable && allow_incomparable_;
     }
-    const std::string dir = out_dir_.empty() ? "reports/" + run_id_ : out_dir_;
+    // By default the report goes beside the run's own files, wherever the run wrote them.
+    const std::string usual = "reports/" + run_id_;
+    const std::optional<std::string> folder = RunFolder(opened->run);
+    const bool elsewhere = folder && std::filesystem::path(*folder) !=
+                                         std::filesystem::absolute(usual).lexically_normal();
+    const std::string dir = !out_dir_.empty() ? out_dir_ : elsewhere ? *folder : usual;
     std::error_code made;
     std::filesystem::create_directories(dir, made);
     if (made) return Fail(console, "report", Status::IoError(dir + ": " + made.message()));
@@ -136,7 +143,7 @@ class ReportCommand : public Command {
     if (Status status = WriteReportFormats(*model, dir, formats_, written); !status.ok())
       return Fail(console, "report", status);
     // The dashboard beside the reports, when the report went where reports go.
-    if (out_dir_.empty())
+    if (dir == usual)
       if (Status status = WriteDashboard(*opened->store, "reports"); !status.ok())
         return Fail(console, "report", status);
     console.Line("verdict: " + std::string(report::Name(model->verdict)));
@@ -216,7 +223,13 @@ class RunsCommand : public Command {
   }
 
   ExitCode Run(const GlobalOptions& global, console::Console& console) override {
-    Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
+    std::error_code missing;
+    if (!std::filesystem::exists(global.db_path, missing)) {
+      console.Line("no runs: no store at " + global.db_path +
+                   " (a run makes one; --db names another)");
+      return ExitCode::kOk;
+    }
+    Result<std::unique_ptr<store::Store>> store = store::Store::OpenExisting(global.db_path);
     if (!store.ok()) return Fail(console, "runs", store.status());
     Result<std::vector<store::RunInfo>> runs = (*store)->ListRuns();
     if (!runs.ok()) return Fail(console, "runs", runs.status());

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/run_files.h"
 #include "cli/run_support.h"
+#include "cli/stored_run.h"
 #include "load/engine.h"
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
@@ -169,11 +170,18 @@ class RunCommand : public Command {
         return fail(Status::InvalidInput("run " + resume_id_ + " is complete: nothing to resume"),
                     ExitCode::kInvalidInput);
       resumed = **found;
+      const nlohmann::json stored_settings =
+          nlohmann::json::parse(resumed->settings_json, nullptr, /*allow_exceptions=*/false);
+      if (stored_settings.is_object() && stored_settings.contains("merged_from"))
+        return fail(Status::InvalidInput("run " + resume_id_ +
+                                         " is a merge of shards, not a run to resume: give the "
+                                         "same `stagegate merge` again, which replaces a merge "
+                                         "that did not finish"),
+                    ExitCode::kInvalidInput);
       scenario_ = resumed->scenario_file;
       const int workers = settings_.workers;  // the one setting a resume may change
       const std::string given_url = settings_.target_url;
-      settings_ = scenario::SettingsFromJson(
-          nlohmann::json::parse(resumed->settings_json, nullptr, /*allow_exceptions=*/false));
+      settings_ = scenario::SettingsFromJson(stored_settings);
       if (workers != 0) settings_.workers = workers;
       // The run's URL is stored without its credentials: --target-url may give them again, for
       // the same URL only.
@@ -213,7 +221,9 @@ class RunCommand : public Command {
                                        " began: a resumed run must measure the same configuration"),
                   ExitCode::kInvalidInput);
     const std::string run_id = resumed ? resumed->id : NewRunId("run");
-    const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
+    // A resumed run writes where it first did, unless told otherwise.
+    std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
+    if (resumed && out_dir_.empty()) out_dir = RunFolder(*resumed).value_or(out_dir);
     // The files are written after every stage has run: a folder they cannot go to is found now.
     if (Status writable = CheckWritableDirectory(out_dir); !writable.ok())
       return fail(writable.WithContext("--out"), ExitCode::kRuntimeFailure);
@@ -247,8 +257,9 @@ class RunCommand : public Command {
                       .corpus_version = bundle->corpus ? bundle->corpus->version : "",
                       .scenario_json = manifest::CanonicalScenario(*bundle).dump(
                           -1, ' ', false, nlohmann::json::error_handler_t::replace),
-                      .settings_json = scenario::SettingsToJson(settings_).dump(
-                          -1, ' ', false, nlohmann::json::error_handler_t::replace),
+                      .settings_json =
+                          WithRunFolder(scenario::SettingsToJson(settings_), out_dir)
+                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                       .started_unix_ms = WallUnixMs()});
         },
         resumed ? &stored : nullptr);
@@ -275,6 +286,8 @@ class RunCommand : public Command {
     console.Line("wrote " + out_dir + "/run.json, " + out_dir + "/stages.csv, " + out_dir +
                  "/requests.jsonl, " + out_dir +
                  "/aiperf/*/profile_export_aiperf.json (AIPerf's layout); store " + global.db_path);
+    console.Line("next: " + ReportCommandLine(global, run_id) + " (writes " + out_dir +
+                 "/report.html)");
     console.Line(out_dir + "/run.json");
     return report->interrupted ? ExitCode::kInterrupted : ExitCode::kOk;
   }

@@ -1,6 +1,9 @@
 #include "cli/stored_run.h"
 
+#include <filesystem>
 #include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "base/strings.h"
 #include "manifest/fingerprint.h"
@@ -10,7 +13,7 @@
 namespace stagegate::cli {
 
 Result<OpenedRun> OpenRun(const GlobalOptions& global, const std::string& run_id) {
-  Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
+  Result<std::unique_ptr<store::Store>> store = store::Store::OpenExisting(global.db_path);
   if (!store.ok()) return store.status();
   Result<std::optional<store::RunInfo>> found = (*store)->FindRun(run_id);
   if (!found.ok()) return found.status();
@@ -45,6 +48,29 @@ ExitCode Fail(console::Console& console, const std::string& command, const Statu
     console.Error("stagegate " + command + ": " + line);
   return status.code() == Status::Code::kInvalidInput ? ExitCode::kInvalidInput
                                                       : ExitCode::kRuntimeFailure;
+}
+
+nlohmann::json WithRunFolder(nlohmann::json settings, const std::string& out_dir) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(out_dir, error);
+  settings["out_dir"] =
+      (error ? std::filesystem::path(out_dir) : absolute).lexically_normal().string();
+  return settings;
+}
+
+std::optional<std::string> RunFolder(const store::RunInfo& run) {
+  const nlohmann::json settings = nlohmann::json::parse(run.settings_json, nullptr, false);
+  if (!settings.is_object() || !settings.contains("out_dir") || !settings["out_dir"].is_string() ||
+      settings["out_dir"].get<std::string>().empty())
+    return std::nullopt;
+  return settings["out_dir"].get<std::string>();
+}
+
+std::string ReportCommandLine(const GlobalOptions& global, const std::string& run_id) {
+  return "stagegate " +
+         (global.db_path == store::kDefaultStorePath ? std::string()
+                                                     : "--db " + ShellWord(global.db_path) + " ") +
+         "report " + run_id;
 }
 
 std::optional<manifest::Bundle> RunBundle(const store::RunInfo& run, std::string& problem) {

@@ -40,4 +40,14 @@ std::optional<manifest::Bundle> LoadBundleAsRunWill(const std::string& path,
 /// (InvalidInput: 2, anything else: 3).
 ExitCode Fail(console::Console& console, const std::string& command, const Status& status);
 
+/// `settings` with the folder a run (or merge) writes its files to, as an absolute path, kept
+/// as "out_dir": where `report` writes by default.
+nlohmann::json WithRunFolder(nlohmann::json settings, const std::string& out_dir);
+
+/// The folder a run wrote its files to, when it kept it (runs stored before it was kept did not).
+std::optional<std::string> RunFolder(const store::RunInfo& run);
+
+/// "stagegate report RUN", with the --db it needs when the store is not the default one.
+std::string ReportCommandLine(const GlobalOptions& global, const std::string& run_id);
+
 }  // namespace stagegate::cli

@@ -82,8 +82,14 @@ Result<std::vector<Slo>> ParseSlos(std::string_view text) {
       errors.push_back("'" + item + "': the limit must be a positive number of milliseconds");
       continue;
     }
+    if (std::any_of(slos.begin(), slos.end(), [&](const Slo& s) { return s.metric == name; })) {
+      errors.push_back(name + " is given twice");
+      continue;
+    }
     slos.push_back(Slo{.metric = name, .max_ms = max_ms});
   }
+  if (errors.empty() && slos.empty() && !text.empty())
+    errors.push_back("'" + std::string(text) + "' gives no SLO (e.g. ttft_ms:500,e2e_ms:4000)");
   if (!errors.empty()) return Status::InvalidInput("--slo: " + Join(errors, "; "));
   return slos;
 }

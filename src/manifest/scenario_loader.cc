@@ -360,11 +360,10 @@ std::vector<LatencyThreshold> ReadLatencyList(const YamlFile& file, const YAML::
     threshold.percentile =
         entry.Number("percentile", Need::kRequired, {.min = 1, .max = 99}).value_or(95);
     // Thresholds are checked against the statistics every phase reports.
-    if (std::find(stats::kPercentiles.begin(), stats::kPercentiles.end(), threshold.percentile) ==
-        stats::kPercentiles.end())
+    if (!stats::IsCarriedPercentile(threshold.percentile))
       file.Error(item["percentile"],
                  "percentile " + FormatNumber(threshold.percentile, 3) +
-                     " is not one the statistics carry: 1, 5, 10, 25, 50, 75, 90, 95 or 99");
+                     " is not one the statistics carry: " + stats::kCarriedPercentilesText);
     threshold.max_ms = entry.Number("max_ms", Need::kRequired, kPositive).value_or(0);
     entry.Finish();
     out.push_back(threshold);

@@ -12,6 +12,12 @@ namespace stagegate::stats {
 /// The percentiles every summary carries, in this order.
 inline constexpr std::array<double, 9> kPercentiles = {1, 5, 10, 25, 50, 75, 90, 95, 99};
 
+/// Whether `p` is one of kPercentiles: the only percentiles a threshold or SLO can be checked at.
+bool IsCarriedPercentile(double p);
+
+/// "1, 5, 10, 25, 50, 75, 90, 95 or 99": for messages that refuse another percentile.
+inline constexpr const char* kCarriedPercentilesText = "1, 5, 10, 25, 50, 75, 90, 95 or 99";
+
 /// The distribution of one metric (e.g. TTFT in ms) over a set of requests. A plain value: no I/O,
 /// no references into the data it was built from. Build it with Summarize.
 struct Summary {

@@ -2,9 +2,10 @@
 
 namespace stagegate::store {
 
-Result<std::unique_ptr<Database>> Database::Open(const std::string& path) {
+Result<std::unique_ptr<Database>> Database::Open(const std::string& path, bool create) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);

@@ -16,8 +16,8 @@ namespace stagegate::store {
 /// time (SQLite's "multi-thread" mode): the store has a single writer.
 class Database {
  public:
-  /// Opens (creating if needed) the database file at `path`.
-  static Result<std::unique_ptr<Database>> Open(const std::string& path);
+  /// Opens the database file at `path`, creating it when missing unless `create` is false.
+  static Result<std::unique_ptr<Database>> Open(const std::string& path, bool create = true);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

@@ -137,6 +137,15 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   return Prepare(std::move(*db), path);
 }
 
+Result<std::unique_ptr<Store>> Store::OpenExisting(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error))
+    return Status::InvalidInput(path + ": no store there (a run makes one; --db names another)");
+  Result<std::unique_ptr<Database>> db = Database::Open(path, /*create=*/false);
+  if (!db.ok()) return db.status();
+  return Prepare(std::move(*db), path);
+}
+
 Result<std::unique_ptr<Store>> Store::OpenInMemory() {
   Result<std::unique_ptr<Database>> db = Database::Open(":memory:");
   if (!db.ok()) return db.status();
@@ -147,6 +156,8 @@ Result<std::unique_ptr<Store>> Store::Prepare(std::unique_ptr<Database> db,
                                               const std::string& name) {
   // Refuse a newer store before anything below changes the file.
   Status supported = CheckSupported(*db);
+  if (!supported.ok() && (sqlite3_errcode(db->handle()) & 0xff) == SQLITE_NOTADB)
+    return Status::InvalidInput(name + ": not a stagegate store (" + supported.message() + ")");
   if (!supported.ok()) return supported.WithContext(name);
   // WAL lets report commands read while a run writes; foreign keys keep requests tied to runs.
   // (A store in memory keeps its journal in memory: SQLite ignores WAL there.)
@@ -211,6 +222,17 @@ Status Store::SetRunStatus(const std::string& run_id, RunStatus status,
   if (!update.ok()) return update.status();
   update->Bind(1, RunStatusName(status)).Bind(2, finished_unix_ms).Bind(3, run_id);
   SG_RETURN_IF_ERROR(update->Run());
+  if (sqlite3_changes(db_->handle()) == 0) return Status::NotFound("no run '" + run_id + "'");
+  return transaction.Commit();
+}
+
+Status Store::DeleteRun(const std::string& run_id) {
+  Transaction transaction(*db_);
+  SG_RETURN_IF_ERROR(transaction.begin_status());
+  Result<Statement> remove = Statement::Prepare(*db_, "DELETE FROM runs WHERE id = ?");
+  if (!remove.ok()) return remove.status();
+  remove->Bind(1, run_id);
+  SG_RETURN_IF_ERROR(remove->Run());  // every other table's rows go with it (ON DELETE CASCADE)
   if (sqlite3_changes(db_->handle()) == 0) return Status::NotFound("no run '" + run_id + "'");
   return transaction.Commit();
 }

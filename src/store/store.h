@@ -86,6 +86,10 @@ struct TelemetryPoint {
 class Store {
  public:
   static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  /// Opens the store at `path` only when it is there: for the commands that read what runs
+  /// stored, which must not leave an empty store (and its folder) behind. InvalidInput when there
+  /// is no file at `path` or it is not a SQLite file.
+  static Result<std::unique_ptr<Store>> OpenExisting(const std::string& path);
   /// A store in memory alone (SQLite's ":memory:"), with the same schema and settings as one on
   /// disk, gone when the Store is destroyed. Each is independent of every other. For tests.
   static Result<std::unique_ptr<Store>> OpenInMemory();
@@ -104,6 +108,9 @@ class Store {
   Status SetRunStatus(const std::string& run_id, RunStatus status,
                       std::optional<int64_t> finished_unix_ms);
   /// Runs, newest first.
+  /// Removes a run and everything stored of it (phases, requests, answers, exports, scores,
+  /// sign-offs), in one transaction. NotFound when there is no such run.
+  Status DeleteRun(const std::string& run_id);
   Result<std::vector<RunInfo>> ListRuns();
   Result<std::optional<RunInfo>> FindRun(const std::string& run_id);
 

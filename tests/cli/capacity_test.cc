@@ -182,6 +182,17 @@ TEST_CASE("A level too short to tell is inconclusive, never a pass", "[cli][capa
   CHECK(ran.out.find("capacity: inconclusive: 8 req/s, the lowest level tried, was too short to "
                      "tell") != std::string::npos);
 
+  // A search whose first level is too short to tell is pending too (it was 1), by the same rule,
+  // and says how to let the level tell.
+  testing::TempDir search_dir;
+  Ran search = Profile(search_dir, *sim, {"--search", "--search-from", "8", "--duration", "2"});
+  INFO(search.out << search.err);
+  CHECK(search.exit_code == 4);
+  CHECK(search.out.find("capacity: inconclusive: 8 req/s, the lowest level tried, was too short "
+                        "to tell") != std::string::npos);
+  CHECK(search.out.find("the search stopped at a level too short to tell: give --max-duration") !=
+        std::string::npos);
+
   // Allowed to run on, the same level tells, and passes.
   testing::TempDir longer;
   Ran extended = Profile(

@@ -281,7 +281,33 @@ TEST_CASE("profile refuses search and level options that do not fit, naming each
   Ran start = RunProfile(
       dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--search", "--search-from", "nan"});
   CHECK(start.exit_code == 2);
-  CHECK(start.err == "stagegate profile: --search-from must be above 0\n");
+  CHECK(start.err == "stagegate profile: --search-from must be at least 0.001 req/s, got nan\n");
+  // A rate that would be named "0/s" is refused rather than sent.
+  Ran tiny = RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--search",
+                              "--search-from", "1e-300"});
+  CHECK(tiny.exit_code == 2);
+  CHECK(tiny.err == "stagegate profile: --search-from must be at least 0.001 req/s, got 1e-300\n");
+  Ran tiny_levels = RunProfile(
+      dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--request-rate", "2,0.0004"});
+  CHECK(tiny_levels.exit_code == 2);
+  CHECK(tiny_levels.err.find("--request-rate: must be between 0.001 and 1000000, got 0.0004") !=
+        std::string::npos);
+  // Only the percentiles the statistics carry can be checked: any other was "measured nan", a
+  // wrong fail (and an abort in a Debug build).
+  for (const char* p : {"97", "99.9", "100", "50.5", "0"}) {
+    INFO(p);
+    Ran percentile = RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--slo",
+                                      "e2e_ms:5000", "--slo-percentile", p});
+    CHECK(percentile.exit_code == 2);
+    CHECK(percentile.err.find("--slo-percentile: must be a percentile the statistics carry (1, 5, "
+                              "10, 25, 50, 75, 90, 95 or 99), got '" +
+                              std::string(p) + "'") != std::string::npos);
+  }
+  for (const char* spec : {",,", " , "}) {
+    Ran empty = RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--slo", spec});
+    CHECK(empty.exit_code == 2);
+    CHECK(empty.err.find("gives no SLO") != std::string::npos);
+  }
   Ran share =
       RunProfile(dir, {"--url", "http://127.0.0.1:9/v1", "--model", "m", "--keep-pace", "2"});
   CHECK(share.exit_code == 2);
@@ -381,6 +407,19 @@ TEST_CASE("profile replays a trace: each entry's lengths, at its time divided by
   const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
   CHECK(profile["levels"][0]["kind"] == "trace");
   CHECK(profile["levels"][0]["value"] == 10);
+  // An open loop: its self-check gives the schedule's rate, 4 gaps over 300.05 ms.
+  CHECK(ran.out.find("self-check trace x10: offered 13.33/s, achieved") != std::string::npos);
+  CHECK(ran.out.find("closed loop") == std::string::npos);
+}
+
+TEST_CASE("the self-check of an open loop with no rate does not call it a closed loop",
+          "[cli][profile]") {
+  ProfileLevel trace{.kind = "trace", .value = 1};
+  trace.metrics.offered = 1;
+  CHECK(SelfCheckLines(trace).front().find("offered 1 at once (open loop, no rate)") !=
+        std::string::npos);
+  ProfileLevel closed{.kind = "concurrency", .value = 2};
+  CHECK(SelfCheckLines(closed).front().find("offered closed loop") != std::string::npos);
 }
 
 ProfileLevel LevelWithLag(std::optional<double> offered_rate, double lag_ms, double busy) {

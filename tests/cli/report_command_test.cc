@@ -13,6 +13,7 @@
 #include "base/strings.h"
 #include "reviewers.h"
 #include "store/sqlite.h"
+#include "store/store.h"
 #include "test_util.h"
 
 namespace stagegate::cli {
@@ -24,7 +25,8 @@ using testing::Ran;
 // A finished run of report.yaml in `dir` (with `fault` added to its sim profile when given, and
 // `edits` to the scenario and the profile).
 std::string ReportRun(const testing::TempDir& dir, const std::string& fault = "",
-                      const std::vector<std::pair<std::string, std::string>>& edits = {}) {
+                      const std::vector<std::pair<std::string, std::string>>& edits = {},
+                      Ran* printed = nullptr) {
   std::string text = testing::ReadText(testing::Testdata("run/report.yaml"));
   text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
   std::string profile = testing::ReadText(testing::Testdata("run/report-sim.yaml"));
@@ -39,6 +41,7 @@ std::string ReportRun(const testing::TempDir& dir, const std::string& fault = ""
       testing::RunStagegate(dir, {"--quiet", "run", dir / "report.yaml", "--out", dir / "out"});
   INFO(ran.out << ran.err);
   REQUIRE(ran.exit_code == 0);
+  if (printed) *printed = ran;
   return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
 }
 
@@ -494,8 +497,50 @@ TEST_CASE("signoff refuses what it cannot record, and a rejection counts without
   CHECK(report["decisions"]["conditions"][0]["owner"].is_null());
 }
 
+TEST_CASE("the commands that read a store never make one", "[cli][report]") {
+  testing::TempDir dir;
+  const std::string store = dir / "store.db";
+  Ran runs = testing::RunStagegate(dir, {"runs"});
+  CHECK(runs.exit_code == 0);
+  CHECK(runs.out == "no runs: no store at " + store + " (a run makes one; --db names another)\n");
+  for (const std::vector<std::string>& reads : std::vector<std::vector<std::string>>{
+           {"report", "run-x"},
+           {"quality", "run-x"},
+           {"export", "run-x", "--out", dir / "packets"},
+           {"triage", "run-x"},
+           {"signoff", "run-x", "--condition", "quality", "--by", "A", "--decision", "accept"}}) {
+    INFO(reads[0]);
+    Ran ran = testing::RunStagegate(dir, reads);
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err.find(store + ": no store there (a run makes one; --db names another)") !=
+          std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(store));
+  CHECK_FALSE(std::filesystem::exists(std::string(dir / "reports")));
+}
+
+TEST_CASE("report writes beside the run's own files, and the run says how to make it",
+          "[cli][report]") {
+  testing::TempDir dir;
+  Ran ran;
+  const std::string run = ReportRun(dir, "", {}, &ran);
+  // The next step, then the run.json path last (scripts take the last line).
+  const std::string out = dir / "out";
+  CHECK(ran.out.find("\nnext: stagegate --db " + std::string(dir / "store.db") + " report " + run +
+                     " (writes " + out + "/report.html)\n" + out + "/run.json\n") !=
+        std::string::npos);
+  Ran report = testing::RunStagegate(dir, {"report", run});
+  INFO(report.out << report.err);
+  CHECK(report.exit_code == 0);
+  CHECK(std::filesystem::exists(out + "/report.html"));
+  CHECK(std::filesystem::exists(out + "/report.json"));
+  CHECK(report.out.find(out + "/report.html") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(testing::SourcePath("reports/" + run)));
+}
+
 TEST_CASE("report refuses an unknown run and an unknown format", "[cli][report]") {
   testing::TempDir dir;
+  REQUIRE(store::Store::Open(dir / "store.db").ok());
   Ran unknown = testing::RunStagegate(dir, {"report", "run-nope"});
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err.find("no run run-nope in") != std::string::npos);

@@ -33,6 +33,7 @@
 #include "sim/sim_server.h"
 #include "sim_fixture.h"
 #include "store/sqlite.h"
+#include "store/store.h"
 #include "test_util.h"
 
 namespace stagegate::cli {
@@ -469,6 +470,52 @@ TEST_CASE("three shards of a profile, started together and merged, are the unsha
   }
   CHECK(joined["sharding"]["merged_shards"] == 3);
   CHECK(joined["config"]["slo"]["ttft_ms"] == 500);
+
+  // Merged again into the same store: refused, naming the merge there, and nothing added.
+  const std::string merged_id = joined["run_id"];
+  const auto runs_in_store = [&] {
+    auto store = store::Store::OpenExisting(dir / "store.db");
+    REQUIRE(store.ok());
+    auto runs = (*store)->ListRuns();
+    REQUIRE(runs.ok());
+    return *runs;
+  };
+  REQUIRE(runs_in_store().size() == 1);
+  Ran again =
+      testing::RunStagegate(dir, {"merge", dir / "again", dir / "p1", dir / "p2", dir / "p3"});
+  CHECK(again.exit_code == 2);
+  CHECK(again.err.find("run " + merged_id + " in " + std::string(dir / "store.db") +
+                       " already merges these shards (complete)") != std::string::npos);
+  CHECK(runs_in_store().size() == 1);
+  CHECK_FALSE(IsRegularFile(dir / "again/profile.json"));
+  // A merge killed while it wrote leaves its run "running": the next merge of the same shards
+  // removes it, says so, and merges; `run --resume` of it says what to do instead.
+  {
+    auto db = store::Database::Open(dir / "store.db");
+    REQUIRE(db.ok());
+    REQUIRE((*db)->Exec("UPDATE runs SET status = 'running', finished_unix_ms = NULL").ok());
+  }
+  Ran resume = testing::RunStagegate(dir, {"run", "--resume", merged_id});
+  CHECK(resume.exit_code == 2);
+  CHECK(resume.err.find("is a merge of shards, not a run to resume: give the same `stagegate "
+                        "merge` again") != std::string::npos);
+  Ran after_kill =
+      testing::RunStagegate(dir, {"merge", dir / "again", dir / "p1", dir / "p2", dir / "p3"});
+  INFO(after_kill.out << after_kill.err);
+  CHECK(after_kill.exit_code == 0);
+  CHECK(after_kill.out.find("merge: removed run " + merged_id +
+                            ", an earlier merge of these shards that did not finish") !=
+        std::string::npos);
+  const std::vector<store::RunInfo> now = runs_in_store();
+  REQUIRE(now.size() == 1);
+  CHECK(now[0].id != merged_id);
+  CHECK(now[0].status == store::RunStatus::kComplete);
+  // A file that is not a store is refused as input (exit 2), not as a failure of the store.
+  testing::WriteText(dir / "junk.db", std::string(4096, 'x'));
+  Ran junk = testing::RunStagegate(dir, {"merge", dir / "m3", dir / "junk.db"});
+  CHECK(junk.exit_code == 2);
+  CHECK(junk.err.find(std::string(dir / "junk.db") + ": not a stagegate store") !=
+        std::string::npos);
 
   // A shard of a profile with other options is refused, named.
   const std::string other = dir / "other";

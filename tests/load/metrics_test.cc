@@ -139,7 +139,20 @@ TEST_CASE("ParseSlos reads metric:milliseconds pairs", "[load]") {
   Result<std::vector<Slo>> slos = ParseSlos("ttft_ms:500, e2e_ms:4000,tpot_ms:12.5");
   REQUIRE(slos.ok());
   CHECK(*slos == std::vector<Slo>{{"ttft_ms", 500}, {"e2e_ms", 4000}, {"tpot_ms", 12.5}});
-  CHECK(ParseSlos("").value().empty());
+  CHECK(ParseSlos("").value().empty());  // --slo not given
+}
+
+TEST_CASE("ParseSlos refuses a spec that gives no SLO, or one metric twice", "[load]") {
+  // ',,' used to be no SLO at all, so a profile "gated" on it always passed.
+  for (const char* empty : {",,", " ", ", ,"}) {
+    Result<std::vector<Slo>> slos = ParseSlos(empty);
+    REQUIRE_FALSE(slos.ok());
+    CHECK(slos.status().message() ==
+          "--slo: '" + std::string(empty) + "' gives no SLO (e.g. ttft_ms:500,e2e_ms:4000)");
+  }
+  Result<std::vector<Slo>> twice = ParseSlos("ttft_ms:500,ttft_ms:900");
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.status().message() == "--slo: ttft_ms is given twice");
 }
 
 TEST_CASE("ParseSlos reports every bad part with a suggestion", "[load]") {
