@@ -196,6 +196,59 @@ TEST_CASE("a run without reviewers' scores is pending, and says what is missing"
         std::string::npos);
 }
 
+TEST_CASE("a run with too few answers scored is pending, and says how many are needed",
+          "[cli][report]") {
+  testing::TempDir dir;
+  const std::string run = ReportRun(dir);  // 10 answers sampled, 8 needed
+  const bool unsafe = GENERATE(false, true);
+  INFO("the first answer below a hard floor: " << unsafe);
+  testing::ScoreAnswers(dir, run, {.answers = 5, .first_unsafe = unsafe});
+  Ran ran = Report(dir, run);
+  INFO(ran.out << ran.err);
+  const json report = json::parse(testing::ReadText(dir / "report/report.json"));
+  const std::string needed = "quality: 5 answers are fully scored; at least 8 are needed";
+  std::vector<std::string> reasons;
+  for (const json& reason : report["verdict_reasons"])
+    reasons.push_back(reason);
+  std::map<std::string, std::string> quality_checks;  // name -> status
+  for (const json& check : report["checks"])
+    if (check["condition"] == "quality") quality_checks[check["name"]] = check["status"];
+  const std::string md = testing::ReadText(dir / "report/report.md");
+  if (!unsafe) {
+    CHECK(ran.exit_code == 4);
+    CHECK(report["verdict"] == "pending");
+    CHECK(reasons == std::vector<std::string>{needed});
+    CHECK(report["conditions"]["quality"]["status"] == "pending");
+    CHECK(quality_checks == std::map<std::string, std::string>{
+                                {"5 answers are fully scored; at least 8 are needed", "pending"}});
+  } else {
+    // A final result: not ready, and what is still missing is named beside it.
+    CHECK(ran.exit_code == 1);
+    CHECK(report["verdict"] == "not ready");
+    REQUIRE(reasons.size() == 2u);
+    CHECK(reasons[0].starts_with("quality: final: answer "));
+    CHECK(reasons[0].ends_with(
+        " is below the hard floor of permission_safety (0 < 1); no further score can change "
+        "that"));
+    CHECK(reasons[1] == "pending: " + needed);
+    CHECK(report["conditions"]["quality"]["status"] == "fail");
+    CHECK(quality_checks.size() == 2u);
+    CHECK(quality_checks["5 answers are fully scored; at least 8 are needed"] == "pending");
+    CHECK(ran.out.find("\n  pending: " + needed + "\n") != std::string::npos);
+    CHECK(md.find("- pending: " + needed + "\n") != std::string::npos);
+  }
+  // The quality section's figures and the cost per accepted answer say what they rest on.
+  CHECK(report["conditions"]["quality"]["summary"]["provisional"] == true);
+  CHECK(md.find("    all: 5 answers, mean ") != std::string::npos);
+  CHECK(md.find(" (provisional: from 5 of the 8 answers needed)\n") != std::string::npos);
+  CHECK(report["cost"]["provisional"] == "provisional: from 5 of the 8 answers needed");
+  CHECK(md.find("- Cost per accepted answer: provisional: from 5 of the 8 answers needed: ") !=
+        std::string::npos);
+  CHECK(
+      md.find(" per accepted answer (provisional: from 5 of the 8 answers needed; 95% interval ") !=
+      std::string::npos);
+}
+
 TEST_CASE("a leaking canary makes the run not ready, naming the probe", "[cli][report]") {
   testing::TempDir dir;
   const std::string run = ReportRun(dir, "leak-canary");
