@@ -241,6 +241,33 @@ std::optional<size_t> FirstInvalidUtf8(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<std::string> DisplayTextProblem(std::string_view text, bool allow_line_breaks) {
+  const auto at = [](const char* what, uint32_t code_point, size_t offset) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(code_point));
+    return std::string(what) + " (" + hex + " at byte " + std::to_string(offset + 1) + ")";
+  };
+  for (size_t offset = 0; offset < text.size();) {
+    const Utf8Sequence sequence = NextUtf8Sequence(text.substr(offset));
+    if (!sequence.valid) return "is not valid UTF-8 (at byte " + std::to_string(offset + 1) + ")";
+    // The code point: the lead byte's bits, then six from each continuation byte.
+    const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[offset + i]); };
+    const uint32_t lead_bits[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+    uint32_t c = byte(0) & lead_bits[sequence.length];
+    for (size_t i = 1; i < sequence.length; ++i)
+      c = (c << 6) | (byte(i) & 0x3F);
+    const bool line_break = c == '\t' || c == '\r' || c == '\n';
+    if ((c < 0x20 && !(allow_line_breaks && line_break)) || (c >= 0x7F && c <= 0x9F))
+      return at("holds a control character", c, offset);
+    if (c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) ||
+        (c >= 0x2066 && c <= 0x2069))
+      return at("holds a bidirectional control character", c, offset);
+    if (c == 0x2028 || c == 0x2029) return at("holds a line or paragraph separator", c, offset);
+    offset += sequence.length;
+  }
+  return std::nullopt;
+}
+
 bool IsValidUtf8(std::string_view text) {
   return !FirstInvalidUtf8(text);
 }

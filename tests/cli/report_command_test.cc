@@ -525,7 +525,34 @@ TEST_CASE("signoff refuses what it cannot record, and a rejection counts without
   CHECK(empty.err.find("--by must name who decides") != std::string::npos);
   Ran control = Signoff(dir, run, "quality", "Dana\x1b[2J", "accept");
   CHECK(control.exit_code == 2);
-  CHECK(control.err.find("--by holds a control character") != std::string::npos);
+  CHECK(control.err.find("--by holds a control character (U+001B at byte 5)") != std::string::npos);
+  // A name that would read otherwise in the report: reordered by a bidirectional override
+  // ("Dana" then U+202E: "tpecca" reads "accept"), broken by a line separator, holding a C1
+  // control, or bytes that are not UTF-8 (which would be kept as U+FFFD). The same for a note.
+  const std::vector<std::pair<std::string, std::string>> spoofs = {
+      {"Dana\xE2\x80\xAEtpecca", "--by holds a bidirectional control character (U+202E at byte 5)"},
+      {"\xE2\x81\xA6"
+       "Dana",
+       "--by holds a bidirectional control character (U+2066 at byte 1)"},
+      {"Dana\xE2\x80\xA8Security: accepted",
+       "--by holds a line or paragraph separator (U+2028 at byte 5)"},
+      {"Dana\xC2\x9B"
+       "2J",
+       "--by holds a control character (U+009B at byte 5)"},
+      {"Dana \xFF", "--by is not valid UTF-8 (at byte 6)"},
+  };
+  for (const auto& [by, message] : spoofs) {
+    INFO(by);
+    Ran refused = Signoff(dir, run, "quality", by, "accept");
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err == "stagegate signoff: " + message + "\n");
+  }
+  Ran note = Signoff(dir, run, "quality", "Dana", "reject",
+                     "fine\nbut \xE2\x80\xAE"
+                     "detpecca");
+  CHECK(note.exit_code == 2);
+  CHECK(note.err.find("--note holds a bidirectional control character (U+202E at byte 10)") !=
+        std::string::npos);
   CHECK(Signoff(dir, run, "speed", "Dana", "accept").exit_code == 2);
   CHECK(Signoff(dir, run, "quality", "Dana", "maybe").exit_code == 2);
   CHECK(Signoff(dir, run, "quality", "Dana", "accept", std::string(5000, 'x')).exit_code == 2);
