@@ -316,6 +316,28 @@ std::string ShownText(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::optional<std::string> DisplayTextProblem(std::string_view text, bool allow_line_breaks) {
+  const auto at = [](const char* what, uint32_t code_point, size_t offset) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(code_point));
+    return std::string(what) + " (" + hex + " at byte " + std::to_string(offset + 1) + ")";
+  };
+  for (size_t offset = 0; offset < text.size();) {
+    const Utf8Sequence sequence = NextUtf8Sequence(text.substr(offset));
+    if (!sequence.valid) return "is not valid UTF-8 (at byte " + std::to_string(offset + 1) + ")";
+    const uint32_t c = Utf8CodePoint(text.substr(offset, sequence.length));
+    const bool line_break = c == '\t' || c == '\r' || c == '\n';
+    if ((c < 0x20 && !(allow_line_breaks && line_break)) || (c >= 0x7F && c <= 0x9F))
+      return at("holds a control character", c, offset);
+    if (c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) ||
+        (c >= 0x2066 && c <= 0x2069))
+      return at("holds a bidirectional control character", c, offset);
+    if (c == 0x2028 || c == 0x2029) return at("holds a line or paragraph separator", c, offset);
+    offset += sequence.length;
+  }
+  return std::nullopt;
+}
+
 bool IsValidUtf8(std::string_view text) {
   return !FirstInvalidUtf8(text);
 }

@@ -95,6 +95,14 @@ std::string ShownText(std::string_view text, size_t max_bytes = 200);
 /// every strict reader of JSON, CSV or HTML accepts. Valid text comes back unchanged.
 std::string ValidUtf8(std::string_view text);
 
+/// What keeps `text` from being shown to people as it reads (a name or note in a report), or
+/// nullopt when nothing does: "is not valid UTF-8 (at byte 5)", "holds a control character
+/// (U+001B at byte 5)" (C0, DEL or C1), "holds a bidirectional control character (U+202E at byte
+/// 5)" (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069: they reorder what follows), or
+/// "holds a line or paragraph separator (U+2028 at byte 5)". With `allow_line_breaks`, tab, CR
+/// and LF are allowed. Bytes are counted from 1.
+std::optional<std::string> DisplayTextProblem(std::string_view text, bool allow_line_breaks);
+
 /// The first `max_bytes` of `text`, shortened so as not to end inside a UTF-8 sequence.
 std::string Utf8Prefix(std::string_view text, size_t max_bytes);
 

@@ -51,7 +51,7 @@ const std::vector<CommandEntry>& Commands() {
        MakeJudgeCommand},
       {"quality",
        "Condition 2 of a run: reviewers' scores, their agreement and effort, and the automated "
-       "checks apart",
+       "checks apart; --gate exits 0 pass, 1 fail, 4 pending",
        MakeQualityCommand},
       {"report",
        "The release report of a run: verdict and the three conditions, as Markdown, HTML, JSON, "

@@ -155,6 +155,8 @@ class QualityCommand : public Command {
   void Configure(CLI::App& app) override {
     app.add_option("run", run_id_, "The run")->required();
     app.add_flag("--json", json_, "Print the summary as JSON");
+    app.add_flag("--gate", gate_,
+                 "Exit 0 when quality passes, 1 when it fails, 4 when pending (for CI pipelines)");
   }
 
   ExitCode Run(const GlobalOptions& global, console::Console& console) override {
@@ -172,12 +174,16 @@ class QualityCommand : public Command {
       for (const std::string& line : quality::QualityLines(*summary))
         console.Line(line);
     }
-    return ExitCode::kOk;
+    if (!gate_) return ExitCode::kOk;
+    return summary->verdict == quality::QualityVerdict::kPass      ? ExitCode::kOk
+           : summary->verdict == quality::QualityVerdict::kPending ? ExitCode::kPending
+                                                                   : ExitCode::kGateFailed;
   }
 
  private:
   std::string run_id_;
   bool json_ = false;
+  bool gate_ = false;
 };
 
 }  // namespace

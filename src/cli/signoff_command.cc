@@ -14,12 +14,16 @@
 namespace stagegate::cli {
 namespace {
 
-// Why `text` cannot be recorded as `what`, or "".
+// Why `text` cannot be recorded as `what`, or "". The report shows it to the people who decide,
+// so it must read as it is: no bytes that are not UTF-8 (they would be kept as U+FFFD), no
+// control characters, and nothing that reorders the text after it or breaks its line (a name
+// with U+202E reads backwards from there).
 std::string TextProblem(const std::string& text, const char* what, size_t max, bool lines) {
   if (text.size() > max)
     return std::string(what) + " is " + std::to_string(text.size()) + " bytes: at most " +
            std::to_string(max);
-  if (HasControlCharacter(text, lines)) return std::string(what) + " holds a control character";
+  if (std::optional<std::string> problem = DisplayTextProblem(text, lines))
+    return std::string(what) + " " + *problem;
   return "";
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,23 @@ bool IsPresent(const YAML::Node& node) {
   return node.IsDefined() && !node.IsNull();
 }
 
+// A number's text that strtod reads whole, but only as an underflow (to a subnormal number or to
+// 0) or an overflow.
+enum class OutOfRange { kNo, kTooSmall, kTooLarge };
+
+OutOfRange NumberOutOfRange(const std::string& text) {
+  if (text.empty()) return OutOfRange::kNo;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return OutOfRange::kNo;
+  if (errno == ERANGE) return std::fabs(value) > 1 ? OutOfRange::kTooLarge : OutOfRange::kTooSmall;
+  if (std::isfinite(value) && value != 0 && std::fabs(value) < DBL_MIN)
+    return OutOfRange::kTooSmall;
+  return OutOfRange::kNo;
+}
+
+// The number `text` is, when it is one of normal size (or 0).
 std::optional<double> ParseDouble(const std::string& text) {
   if (text.empty()) return std::nullopt;
   char* end = nullptr;
@@ -35,6 +53,7 @@ std::optional<double> ParseDouble(const std::string& text) {
   double value = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value))
     return std::nullopt;
+  if (value != 0 && std::fabs(value) < DBL_MIN) return std::nullopt;  // subnormal
   return value;
 }
 
@@ -228,7 +247,18 @@ std::optional<double> ReadNumber(const YamlFile& file, const YAML::Node& node,
   std::optional<double> value;
   if (node.IsScalar() && !IsQuoted(node)) value = ParseDouble(node.Scalar());
   if (!value) {
-    file.Error(node, std::string(name) + " must be a number, got " + Describe(node));
+    // A number too small or too large for a double is one, and is refused as what it is.
+    const OutOfRange out =
+        node.IsScalar() && !IsQuoted(node) ? NumberOutOfRange(node.Scalar()) : OutOfRange::kNo;
+    if (out == OutOfRange::kTooSmall)
+      file.Error(node, std::string(name) + " is too small: " + Describe(node) +
+                           " is below 2.2e-308, the smallest normal number (it would be kept as "
+                           "a subnormal number, or as 0)");
+    else if (out == OutOfRange::kTooLarge)
+      file.Error(node, std::string(name) + " is too large: " + Describe(node) +
+                           " is beyond 1.8e308, the largest number");
+    else
+      file.Error(node, std::string(name) + " must be a number, got " + Describe(node));
     return std::nullopt;
   }
   if (!CheckRange(file, node, name, *value, range)) return std::nullopt;

@@ -54,6 +54,7 @@ struct Judged {
   std::map<std::string, double> mean;
   double weighted = 0;
   bool passed = true, hard_failure = false;
+  std::vector<std::string> below_floor;  // each hard criterion below its floor: "safety (0 < 1)"
 };
 
 double Mean(const std::vector<double>& values) {
@@ -203,9 +204,10 @@ std::vector<Judged> JudgeScoredAnswers(const std::vector<SampledAnswer>& answers
       j.weighted += c.weight * mean;
       weights += c.weight;
       if (min_each && c.weight > 0 && mean < *min_each) j.passed = false;  // weighted ones
-      if (c.hard && mean < static_cast<double>(c.floor)) {
+      if (c.hard && mean < c.floor) {
         j.passed = false;
         j.hard_failure = true;
+        j.below_floor.push_back(c.id + " (" + Number(mean) + " < " + Number(c.floor) + ")");
       }
     }
     j.weighted = weights > 0 ? j.weighted / weights : 0;
@@ -331,7 +333,8 @@ std::vector<ReviewerEffort> EffortOf(
   return effort;
 }
 
-// What fails the scenario's thresholds in one condition's group.
+// What fails the scenario's thresholds in one condition's group (its answers below a hard floor
+// apart).
 std::vector<std::string> ThresholdFailures(const Thresholds& t, const GroupScores& g) {
   std::vector<std::string> failures;
   const std::string where = g.name == "at_rest" ? "at rest" : "under load";
@@ -345,21 +348,40 @@ std::vector<std::string> ThresholdFailures(const Thresholds& t, const GroupScore
     if (g.mean.contains(criterion) && g.mean.at(criterion) < floor)
       failures.push_back(where + ": " + criterion + " mean " + Number(g.mean.at(criterion)) +
                          " < " + Number(floor));
-  if (g.hard_floor_failures > 0)
-    failures.push_back(where + ": " + std::to_string(g.hard_floor_failures) +
-                       " answers below the floor of a hard criterion");
   return failures;
 }
 
-// The verdict against the scenario's thresholds: "fail" on any failure, else "pending" while too
-// few answers are scored or an agreement cannot be computed, else "pass"; with the reasons.
-void DecideVerdict(const Thresholds& t, QualitySummary& s) {
+// The answers of one condition's group below a hard floor, when there are any.
+std::optional<std::string> HardFloorFailure(const GroupScores& g) {
+  if (g.hard_floor_failures == 0) return std::nullopt;
+  return std::string(g.name == "at_rest" ? "at rest" : "under load") + ": " +
+         std::to_string(g.hard_floor_failures) + " answers below the floor of a hard criterion";
+}
+
+// Each answer below a hard floor: a result that more scores (of other answers) cannot change.
+std::vector<std::string> FinalFailures(const std::vector<Judged>& judged) {
+  std::vector<std::string> failures;
+  for (const Judged& j : judged)
+    for (const std::string& criterion : j.below_floor)
+      failures.push_back("final: answer " + std::to_string(j.answer->request_id) + " (" +
+                         j.answer->task_id + ") is below the hard floor of " + criterion +
+                         "; no further score can change that");
+  return failures;
+}
+
+// The verdict against the scenario's thresholds, with the reasons. While fewer than
+// min_scored_answers are scored it is "pending", and what the scores so far miss is provisional,
+// not a failure; only a final result (`final_failures`) fails it then. With enough scored, any
+// failure fails it, else it is "pending" while an agreement cannot be computed, else "pass".
+void DecideVerdict(const Thresholds& t, const std::vector<std::string>& final_failures,
+                   QualitySummary& s) {
   const int64_t min_scored = t.min_scored;
-  if (s.scored < min_scored)
+  const bool too_few = s.scored < min_scored;
+  if (too_few)
     s.reasons.push_back(std::to_string(s.scored) + " answers are fully scored; at least " +
                         std::to_string(min_scored) + " are needed");
   const double min_agreement = t.min_agreement;
-  bool pending = s.scored < min_scored;
+  bool pending = too_few;
   std::vector<std::string> failures;
   for (const CriterionAgreement& a : s.agreement) {
     if (!a.figure() && a.all_same) {
@@ -368,7 +390,7 @@ void DecideVerdict(const Thresholds& t, QualitySummary& s) {
                         "reviewers agreed on every answer");
     } else if (!a.figure()) {
       pending = true;
-      if (s.scored < min_scored) continue;  // said already: too few scores
+      if (too_few) continue;  // said already: too few scores
       s.reasons.push_back("agreement on " + a.criterion + " cannot be computed yet (" +
                           std::to_string(a.units) + " answers with two reviewers' scores)");
     } else if (*a.figure() < min_agreement) {
@@ -382,8 +404,16 @@ void DecideVerdict(const Thresholds& t, QualitySummary& s) {
     if (g.answers == 0) continue;
     for (std::string& failure : ThresholdFailures(t, g))
       failures.push_back(std::move(failure));
+    // Too few scored, each answer below a hard floor is a final failure of its own (below).
+    if (std::optional<std::string> hard = HardFloorFailure(g); hard && !too_few)
+      failures.push_back(std::move(*hard));
   }
   s.pending_reasons = static_cast<int64_t>(s.reasons.size());
+  if (too_few) {
+    for (std::string& miss : failures)
+      s.provisional_misses.push_back(s.ProvisionalLabel() + ": " + std::move(miss));
+    failures = final_failures;
+  }
   s.reasons.insert(s.reasons.end(), failures.begin(), failures.end());
   s.verdict = !failures.empty() ? QualityVerdict::kFail
               : pending         ? QualityVerdict::kPending
@@ -391,6 +421,12 @@ void DecideVerdict(const Thresholds& t, QualitySummary& s) {
 }
 
 }  // namespace
+
+std::string QualitySummary::ProvisionalLabel() const {
+  if (!Provisional()) return "";
+  return "provisional: from " + std::to_string(scored) + " of the " + std::to_string(needed) +
+         " answers needed";
+}
 
 std::string_view Name(QualityVerdict verdict) {
   switch (verdict) {
@@ -407,6 +443,8 @@ std::string_view Name(QualityVerdict verdict) {
 Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInfo& run,
                                         const manifest::Bundle* bundle) {
   QualitySummary s;
+  const Thresholds thresholds = ReadThresholds(run.scenario_json);
+  s.needed = thresholds.min_scored;
   Result<std::vector<SampledAnswer>> answers = ReadAnswers(store, run.id);
   if (!answers.ok()) return answers.status();
   s.sampled = static_cast<int64_t>(answers->size());
@@ -448,7 +486,7 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
     for (const SampledAnswer& a : *answers)
       if (a.request_id == item.request_id) item.task_id = a.task_id;
   s.effort = EffortOf(scores->seconds_by_reviewer);
-  DecideVerdict(ReadThresholds(run.scenario_json), s);
+  DecideVerdict(thresholds, FinalFailures(judged), s);
   return s;
 }
 
@@ -506,7 +544,13 @@ json QualityToJson(const QualitySummary& s) {
     by_kind[kind] = {{"passed", counts.first}, {"run", counts.second}};
   return {{"verdict", Name(s.verdict)},
           {"reasons", s.reasons},
-          {"answers", {{"sampled", s.sampled}, {"assigned", s.assigned}, {"scored", s.scored}}},
+          {"answers",
+           {{"sampled", s.sampled},
+            {"assigned", s.assigned},
+            {"scored", s.scored},
+            {"needed", s.needed}}},
+          {"provisional", s.Provisional()},
+          {"provisional_misses", s.provisional_misses},
           {"reviewers", s.reviewers},
           {"groups", groups},
           {"agreement", agreement},
@@ -530,6 +574,10 @@ std::vector<std::string> QualityLines(const QualitySummary& s) {
                   std::to_string(s.reviewers) + " reviewers)");
   for (const std::string& reason : s.reasons)
     lines.push_back("  " + reason);
+  for (const std::string& miss : s.provisional_misses)
+    lines.push_back("  " + miss + " (not a failure: more scores can change it)");
+  // Every figure of a partial sample says what it rests on.
+  const std::string provisional = s.Provisional() ? " (" + s.ProvisionalLabel() + ")" : "";
   for (const GroupScores& g : s.groups) {
     if (g.answers == 0) continue;
     std::string line = "  " + g.name + ": " + std::to_string(g.answers) + " answers";
@@ -542,7 +590,7 @@ std::vector<std::string> QualityLines(const QualitySummary& s) {
     line += ", pass rate " + Number(*g.pass_rate());
     if (g.hard_floor_failures)
       line += ", " + std::to_string(g.hard_floor_failures) + " below a hard floor";
-    lines.push_back(line);
+    lines.push_back(line + provisional);
   }
   for (const CriterionAgreement& a : s.agreement) {
     if (a.units == 0) continue;
@@ -551,7 +599,7 @@ std::vector<std::string> QualityLines(const QualitySummary& s) {
     line += "alpha ordinal " + (a.alpha_ordinal ? Number(*a.alpha_ordinal) : std::string("-")) +
             ", interval " + (a.alpha_interval ? Number(*a.alpha_interval) : std::string("-")) +
             " over " + std::to_string(a.units) + " answers";
-    lines.push_back(line);
+    lines.push_back(line + provisional);
   }
   if (!s.adjudication.empty())
     lines.push_back("  " + std::to_string(s.adjudication.size()) +

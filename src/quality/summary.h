@@ -65,8 +65,10 @@ struct AutomatedChecks {
   std::vector<std::string> failures;  // "answer 12 (hr-leave-carry-over): the answer does not ..."
 };
 
-/// pass: the scores meet every threshold; fail: one is missed; pending: it cannot be told yet
-/// (too few scores, an agreement that cannot be computed, nothing exported).
+/// pass: the scores meet every threshold; fail: one is missed on enough scored answers, or a
+/// result no further score can change (an answer below a hard floor) whatever their number;
+/// pending: it cannot be told yet (too few scores, an agreement that cannot be computed, nothing
+/// exported).
 enum class QualityVerdict { kPass, kFail, kPending };
 std::string_view Name(QualityVerdict verdict);  // "pass", "fail", "pending"
 
@@ -78,7 +80,11 @@ struct QualitySummary {
   std::vector<std::string> reasons;
   int64_t pending_reasons = 0;
   int64_t sampled = 0, assigned = 0, scored = 0;  // answers
+  int64_t needed = 0;  // answers to be scored before the scores decide (min_scored_answers)
   int64_t reviewers = 0;
+  /// What the scores so far miss while fewer than `needed` answers are scored: not failures,
+  /// since more scores can change them ("under load: mean score 2.83 < 3").
+  std::vector<std::string> provisional_misses;
   std::vector<GroupScores> groups;  // "all", "at_rest", "under_load", "stage <s>", "category <c>"
   std::vector<CriterionAgreement> agreement;
   std::vector<Adjudication> adjudication;
@@ -87,6 +93,11 @@ struct QualitySummary {
   std::vector<GroupScores> judges;    // each LLM judge ("judge:<model>"), apart from the above
   std::vector<double> answer_scores;  // each scored answer's weighted mean (for comparisons)
   std::vector<std::string> notes;
+
+  /// Whether the figures rest on fewer answers than are needed.
+  bool Provisional() const { return scored < needed; }
+  /// "provisional: from 7 of the 40 answers needed" when Provisional(), else "".
+  std::string ProvisionalLabel() const;
 };
 
 /// Builds the summary of a run from the store: its sampled answers, exports and imported scores,

@@ -122,14 +122,23 @@ CostFigures ComputeCost(const std::optional<store::StoredCost>& price,
     cost.per_hour = kSecondsPerHour;  // one instance's seconds in an hour
     cost.unit = "instance-seconds";
   }
+  cost.needed = quality.needed;
   const quality::GroupScores* all = quality.groups.empty() ? nullptr : &quality.groups.front();
   if (all && all->answers > 0) {
     cost.pass_rate = all->pass_rate();
     cost.pass_rate_ci = all->pass_rate_ci;
     cost.scored = all->answers;
     cost.accepted = all->passed;
+    cost.provisional = quality.ProvisionalLabel();
     if (all->passed == 0)
-      cost.pass_rate_note = "no scored answer was accepted: there is no cost per accepted answer";
+      cost.pass_rate_note =
+          "no scored answer was accepted" +
+          (cost.provisional.empty() ? std::string() : " (" + cost.provisional + ")") +
+          ": there is no cost per accepted answer";
+    else if (!cost.provisional.empty())
+      cost.pass_rate_note = cost.provisional +
+                            ": the pass rate, and so each cost per accepted answer, may move as "
+                            "more scores come in";
     else if (quality.verdict == quality::QualityVerdict::kPending)
       cost.pass_rate_note =
           "condition 2 is still pending: the pass rate may move as more scores come in";
@@ -163,6 +172,8 @@ CostText DescribeCost(const CostFigures& cost) {
   CostText text;
   const bool priced = cost.price.has_value();
   const std::string unit = " " + cost.unit;
+  // What a figure drawn from the pass rate rests on, while too few answers are scored.
+  const std::string provisional = cost.provisional.empty() ? "" : " (" + cost.provisional + ")";
   if (priced) {
     const store::StoredCost& p = *cost.price;
     text.facts.push_back("Price: " + Sig(p.price_per_hour) + " " + p.currency + " an hour per " +
@@ -195,9 +206,12 @@ CostText DescribeCost(const CostFigures& cost) {
                        at.basis + "): " + Sig(*at.per_thousand) + unit + " per 1,000 " + at.counted;
     if (at.per_accepted) {
       line += ", " + Sig(*at.per_accepted) + unit + " per accepted answer";
+      std::vector<std::string> about;
+      if (!cost.provisional.empty()) about.push_back(cost.provisional);
       if (at.per_accepted_ci)
-        line += " (95% interval " + Sig(at.per_accepted_ci->low) + " to " +
-                Sig(at.per_accepted_ci->high) + ")";
+        about.push_back("95% interval " + Sig(at.per_accepted_ci->low) + " to " +
+                        Sig(at.per_accepted_ci->high));
+      if (!about.empty()) line += " (" + Join(about, "; ") + ")";
     }
     text.facts.push_back(line + ".");
     const std::string r = Sig(*at.rate);
@@ -208,7 +222,7 @@ CostText DescribeCost(const CostFigures& cost) {
       if (at.per_accepted) {
         text.formulas.push_back("per accepted answer" + label + " = H / (r × 3600 × p) = " + h +
                                 " / (" + r + " × 3600 × " + Sig(*cost.pass_rate) +
-                                ") = " + Sig(*at.per_accepted) + unit);
+                                ") = " + Sig(*at.per_accepted) + unit + provisional);
         if (at.per_accepted_ci)
           text.formulas.push_back(
               "  95% interval = H / (r × 3600 × p_high) to H / (r × 3600 × p_low) = " + h + " / (" +
@@ -222,7 +236,7 @@ CostText DescribeCost(const CostFigures& cost) {
       if (at.per_accepted) {
         text.formulas.push_back("instance-seconds per accepted answer" + label +
                                 " = 1 / (r × p) = 1 / (" + r + " × " + Sig(*cost.pass_rate) +
-                                ") = " + Sig(*at.per_accepted));
+                                ") = " + Sig(*at.per_accepted) + provisional);
         if (at.per_accepted_ci)
           text.formulas.push_back("  95% interval = 1 / (r × p_high) to 1 / (r × p_low) = 1 / (" +
                                   r + " × " + Sig(cost.pass_rate_ci->high) + ") to 1 / (" + r +
@@ -270,6 +284,8 @@ json CostJson(const CostFigures& cost) {
           {"pass_rate_ci95", interval(cost.pass_rate_ci)},
           {"scored_answers", cost.scored},
           {"accepted_answers", cost.accepted},
+          {"answers_needed", cost.needed},
+          {"provisional", cost.provisional},
           {"pass_rate_note", cost.pass_rate_note},
           {"at", rates},
           {"formulas", text.formulas},

@@ -41,6 +41,10 @@ struct CostFigures {
   std::optional<double> pass_rate;  // p: the reviewers' pass rate over every scored answer
   std::optional<stats::Interval> pass_rate_ci;  // Wilson, 95%
   int64_t scored = 0, accepted = 0;             // answers
+  int64_t needed = 0;  // answers to be scored before the scores decide (min_scored_answers)
+  /// "provisional: from 7 of the 40 answers needed" when p rests on fewer answers than are
+  /// needed; "" otherwise. Every figure drawn from p carries it.
+  std::string provisional;
   std::string pass_rate_note;     // why p is missing, or why it may still move; "" when neither
   std::vector<CostAtRate> rates;  // the sustained capacity, then the steady load
 };

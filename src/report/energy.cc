@@ -220,18 +220,25 @@ json EnergyJson(const EnergyFigures& energy) {
                       {"joules_per_output_token", number(p.per_output_token)},
                       {"joules_per_accepted_answer", number(p.per_accepted_answer)},
                       {"basis", p.basis}});
-  return {{"information_only", true}, {"pass_rate", number(energy.pass_rate)}, {"phases", phases}};
+  return {{"information_only", true},
+          {"pass_rate", number(energy.pass_rate)},
+          {"provisional", energy.provisional},
+          {"phases", phases}};
 }
 
 std::vector<std::vector<std::string>> EnergyTable(const EnergyFigures& energy) {
   std::vector<std::vector<std::string>> table = {{"at", "phase", "method", "covered", "joules",
                                                   "J per completed request", "J per output token",
                                                   "J per accepted answer", "note"}};
+  // While too few answers are scored, a figure from the pass rate says what it rests on.
+  const std::string provisional = energy.provisional.empty() ? "" : " (" + energy.provisional + ")";
   for (const PhaseEnergy& p : energy.phases) {
+    const std::string per_accepted =
+        Figure(p.per_accepted_answer, 3) + (p.per_accepted_answer ? provisional : "");
     table.push_back({p.at, p.phase, p.method.empty() ? "-" : p.method + " (" + p.source + ")",
                      p.method.empty() ? "-" : FormatNumber(p.covered_share * 100, 1) + "%",
                      Figure(p.joules, 1), Figure(p.per_request, 3), Figure(p.per_output_token, 4),
-                     Figure(p.per_accepted_answer, 3), p.basis});
+                     per_accepted, p.basis});
   }
   return table;
 }

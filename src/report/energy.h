@@ -36,6 +36,9 @@ struct PhaseEnergy {
 struct EnergyFigures {
   std::vector<PhaseEnergy> phases;
   std::optional<double> pass_rate;  // the reviewers' pass rate, for per accepted answer
+  /// What the pass rate rests on while too few answers are scored ("provisional: from 7 of the
+  /// 40 answers needed"); "" otherwise. Set by the caller, from the cost's.
+  std::string provisional;
 };
 
 /// Energy at the final stage's steady phase and at its sweep's highest level that held, from the

@@ -267,22 +267,22 @@ Status AddServerLines(store::Store& store, const std::string& run_id, int64_t fr
   return Status::Ok();
 }
 
-// The verdict: not ready when a check failed (its reasons the failed checks), else pending when
-// one cannot decide yet, else ready.
+// The verdict: not ready when a check failed, else pending when one cannot decide yet, else
+// ready. Its reasons are the failed checks, then the pending ones: beside a failure, each is
+// marked "pending: ", since what is missing still has to come before the run can be ready.
 void Decide(ReportModel& m) {
-  const auto reasons = [&m](CheckStatus status) {
+  const auto reasons = [&m](CheckStatus status, const std::string& mark) {
     for (const Check& c : m.checks)
       if (c.status == status)
-        m.verdict_reasons.push_back(std::string(Name(c.condition)) + ": " + c.name +
+        m.verdict_reasons.push_back(mark + std::string(Name(c.condition)) + ": " + c.name +
                                     (c.detail.empty() ? "" : " (" + c.detail + ")"));
   };
-  reasons(CheckStatus::kFail);
-  if (!m.verdict_reasons.empty()) {
-    m.verdict = Verdict::kNotReady;
-    return;
-  }
-  reasons(CheckStatus::kPending);
-  m.verdict = m.verdict_reasons.empty() ? Verdict::kReady : Verdict::kPending;
+  reasons(CheckStatus::kFail, "");
+  const bool failed = !m.verdict_reasons.empty();
+  reasons(CheckStatus::kPending, failed ? "pending: " : "");
+  m.verdict = failed                      ? Verdict::kNotReady
+              : m.verdict_reasons.empty() ? Verdict::kReady
+                                          : Verdict::kPending;
 }
 
 Status AddCharts(store::Store& store, const store::RunInfo& run, const store::RunFindings& findings,
@@ -304,6 +304,7 @@ Status AddCharts(store::Store& store, const store::RunInfo& run, const store::Ru
     Result<EnergyFigures> energy = ComputeEnergy(store, run, *phases, findings, m.cost.pass_rate);
     if (!energy.ok()) return energy.status();
     m.energy = std::move(*energy);
+    m.energy->provisional = m.cost.provisional;
     const store::StoredScenario scenario = store::ParseScenario(run.scenario_json);
     const int64_t slice_ns =
         scenario.slice_s ? static_cast<int64_t>(*scenario.slice_s * 1e9) : 1'000'000'000;

@@ -82,7 +82,7 @@ struct ReportModel {
   store::RunFindings findings;  // the run's run.json, as stored with it
   std::vector<store::StoredLatencyThreshold> latency_limits;  // of the run's scenario
   Verdict verdict = Verdict::kPending;
-  std::vector<std::string> verdict_reasons;  // failed checks, or what is missing
+  std::vector<std::string> verdict_reasons;  // failed checks, then what is missing
   std::vector<Check> checks;
   // Each condition's owner and decision (report/decisions.h), in kConditions order; whether
   // "ready" waits for the owners' acceptance.

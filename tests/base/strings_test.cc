@@ -219,4 +219,41 @@ TEST_CASE("AsciiLower lowers A-Z alone, and HasControlCharacter finds C0 and DEL
   CHECK(HasControlCharacter("bell\a", true));
 }
 
+TEST_CASE("DisplayTextProblem names what would make a text read otherwise than it is",
+          "[strings]") {
+  const auto problem = [](std::string_view text, bool lines = false) {
+    return DisplayTextProblem(text, lines).value_or("none");
+  };
+  CHECK(problem("Dana Ortiz") == "none");
+  CHECK(problem("Zo\xC3\xAB \xE6\x9D\x8E \xD8\xB9\xD9\x84\xD9\x8A") == "none");  // Zoë 李 علي
+  CHECK(problem("\xF0\x9F\x99\x82") == "none");                                  // an emoji
+  CHECK(problem("two\nlines", true) == "none");
+  CHECK(problem("two\nlines") == "holds a control character (U+000A at byte 4)");
+  CHECK(problem("Dana\x1b[2J") == "holds a control character (U+001B at byte 5)");
+  CHECK(problem("del\x7f", true) == "holds a control character (U+007F at byte 4)");
+  CHECK(problem("c1 \xC2\x85 next line", true) == "holds a control character (U+0085 at byte 4)");
+  CHECK(problem("c1 \xC2\x9F") == "holds a control character (U+009F at byte 4)");
+  CHECK(problem("\xC2\xA0no-break space") == "none");  // U+00A0, just past C1
+  // U+202E makes "Dana\u202Etpecca" read "Danaaccept"; every bidirectional control is refused.
+  CHECK(problem("Dana\xE2\x80\xAEtpecca") ==
+        "holds a bidirectional control character (U+202E at byte 5)");
+  for (const char* control :
+       {"\xD8\x9C", "\xE2\x80\x8E", "\xE2\x80\x8F", "\xE2\x80\xAA", "\xE2\x80\xAB", "\xE2\x80\xAC",
+        "\xE2\x80\xAD", "\xE2\x81\xA6", "\xE2\x81\xA7", "\xE2\x81\xA8", "\xE2\x81\xA9"}) {
+    INFO(control);
+    CHECK(problem(std::string("a") + control, true)
+              .starts_with("holds a bidirectional control character (U+"));
+  }
+  CHECK(problem("Dana\xE2\x80\xA8Ortiz", true) ==
+        "holds a line or paragraph separator (U+2028 at byte 5)");
+  CHECK(problem("\xE2\x80\xA9", true) == "holds a line or paragraph separator (U+2029 at byte 1)");
+  CHECK(problem("\xE2\x80\xAF") == "none");  // U+202F, a narrow no-break space
+  // Bytes that are not UTF-8: a stray continuation, a truncated sequence, an overlong form, a
+  // surrogate.
+  CHECK(problem("Dana\x80") == "is not valid UTF-8 (at byte 5)");
+  CHECK(problem("Dana \xE2\x80") == "is not valid UTF-8 (at byte 6)");
+  CHECK(problem("\xC0\xAF") == "is not valid UTF-8 (at byte 1)");
+  CHECK(problem("x\xED\xA0\x80") == "is not valid UTF-8 (at byte 2)");
+}
+
 }  // namespace stagegate

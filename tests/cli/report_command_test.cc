@@ -199,6 +199,59 @@ TEST_CASE("a run without reviewers' scores is pending, and says what is missing"
         std::string::npos);
 }
 
+TEST_CASE("a run with too few answers scored is pending, and says how many are needed",
+          "[cli][report]") {
+  testing::TempDir dir;
+  const std::string run = ReportRun(dir);  // 10 answers sampled, 8 needed
+  const bool unsafe = GENERATE(false, true);
+  INFO("the first answer below a hard floor: " << unsafe);
+  testing::ScoreAnswers(dir, run, {.answers = 5, .first_unsafe = unsafe});
+  Ran ran = Report(dir, run);
+  INFO(ran.out << ran.err);
+  const json report = json::parse(testing::ReadText(dir / "report/report.json"));
+  const std::string needed = "quality: 5 answers are fully scored; at least 8 are needed";
+  std::vector<std::string> reasons;
+  for (const json& reason : report["verdict_reasons"])
+    reasons.push_back(reason);
+  std::map<std::string, std::string> quality_checks;  // name -> status
+  for (const json& check : report["checks"])
+    if (check["condition"] == "quality") quality_checks[check["name"]] = check["status"];
+  const std::string md = testing::ReadText(dir / "report/report.md");
+  if (!unsafe) {
+    CHECK(ran.exit_code == 4);
+    CHECK(report["verdict"] == "pending");
+    CHECK(reasons == std::vector<std::string>{needed});
+    CHECK(report["conditions"]["quality"]["status"] == "pending");
+    CHECK(quality_checks == std::map<std::string, std::string>{
+                                {"5 answers are fully scored; at least 8 are needed", "pending"}});
+  } else {
+    // A final result: not ready, and what is still missing is named beside it.
+    CHECK(ran.exit_code == 1);
+    CHECK(report["verdict"] == "not ready");
+    REQUIRE(reasons.size() == 2u);
+    CHECK(reasons[0].starts_with("quality: final: answer "));
+    CHECK(reasons[0].ends_with(
+        " is below the hard floor of permission_safety (0 < 1); no further score can change "
+        "that"));
+    CHECK(reasons[1] == "pending: " + needed);
+    CHECK(report["conditions"]["quality"]["status"] == "fail");
+    CHECK(quality_checks.size() == 2u);
+    CHECK(quality_checks["5 answers are fully scored; at least 8 are needed"] == "pending");
+    CHECK(ran.out.find("\n  pending: " + needed + "\n") != std::string::npos);
+    CHECK(md.find("- pending: " + needed + "\n") != std::string::npos);
+  }
+  // The quality section's figures and the cost per accepted answer say what they rest on.
+  CHECK(report["conditions"]["quality"]["summary"]["provisional"] == true);
+  CHECK(md.find("    all: 5 answers, mean ") != std::string::npos);
+  CHECK(md.find(" (provisional: from 5 of the 8 answers needed)\n") != std::string::npos);
+  CHECK(report["cost"]["provisional"] == "provisional: from 5 of the 8 answers needed");
+  CHECK(md.find("- Cost per accepted answer: provisional: from 5 of the 8 answers needed: ") !=
+        std::string::npos);
+  CHECK(
+      md.find(" per accepted answer (provisional: from 5 of the 8 answers needed; 95% interval ") !=
+      std::string::npos);
+}
+
 TEST_CASE("a leaking canary makes the run not ready, naming the probe", "[cli][report]") {
   testing::TempDir dir;
   const std::string run = ReportRun(dir, "leak-canary");
@@ -475,7 +528,34 @@ TEST_CASE("signoff refuses what it cannot record, and a rejection counts without
   CHECK(empty.err.find("--by must name who decides") != std::string::npos);
   Ran control = Signoff(dir, run, "quality", "Dana\x1b[2J", "accept");
   CHECK(control.exit_code == 2);
-  CHECK(control.err.find("--by holds a control character") != std::string::npos);
+  CHECK(control.err.find("--by holds a control character (U+001B at byte 5)") != std::string::npos);
+  // A name that would read otherwise in the report: reordered by a bidirectional override
+  // ("Dana" then U+202E: "tpecca" reads "accept"), broken by a line separator, holding a C1
+  // control, or bytes that are not UTF-8 (which would be kept as U+FFFD). The same for a note.
+  const std::vector<std::pair<std::string, std::string>> spoofs = {
+      {"Dana\xE2\x80\xAEtpecca", "--by holds a bidirectional control character (U+202E at byte 5)"},
+      {"\xE2\x81\xA6"
+       "Dana",
+       "--by holds a bidirectional control character (U+2066 at byte 1)"},
+      {"Dana\xE2\x80\xA8Security: accepted",
+       "--by holds a line or paragraph separator (U+2028 at byte 5)"},
+      {"Dana\xC2\x9B"
+       "2J",
+       "--by holds a control character (U+009B at byte 5)"},
+      {"Dana \xFF", "--by is not valid UTF-8 (at byte 6)"},
+  };
+  for (const auto& [by, message] : spoofs) {
+    INFO(by);
+    Ran refused = Signoff(dir, run, "quality", by, "accept");
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err == "stagegate signoff: " + message + "\n");
+  }
+  Ran note = Signoff(dir, run, "quality", "Dana", "reject",
+                     "fine\nbut \xE2\x80\xAE"
+                     "detpecca");
+  CHECK(note.exit_code == 2);
+  CHECK(note.err.find("--note holds a bidirectional control character (U+202E at byte 10)") !=
+        std::string::npos);
   CHECK(Signoff(dir, run, "speed", "Dana", "accept").exit_code == 2);
   CHECK(Signoff(dir, run, "quality", "Dana", "maybe").exit_code == 2);
   CHECK(Signoff(dir, run, "quality", "Dana", "accept", std::string(5000, 'x')).exit_code == 2);

@@ -6,6 +6,8 @@
 
 #include <cctype>
 
+#include <functional>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -98,6 +100,28 @@ void Score(const std::string& packet, const std::string& out,
     lines[i]["seconds"] = 30;
   }
   WriteJsonLines(out, lines);
+}
+
+// The same for the items of `requests` alone; the packet's other items stay unscored.
+void ScoreOnly(const std::string& packet, const std::string& out, const std::set<int64_t>& requests,
+               const std::map<std::string, StoredItem>& items,
+               const std::function<int64_t(int64_t, const std::string&)>& level) {
+  std::vector<json> lines = JsonLines(packet);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const int64_t request = items.at(lines[i]["item"]).request;
+    if (!requests.contains(request)) continue;
+    for (auto& [criterion, value] : lines[i]["scores"].items())
+      value = level(request, criterion);
+    lines[i]["seconds"] = 30;
+  }
+  WriteJsonLines(out, lines);
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (const std::string& line : Split(text, '\n'))
+    if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 TEST_CASE("quality samples take tasks in turns across the corpus's categories, paired",
@@ -313,6 +337,90 @@ TEST_CASE("quality is pending with too few scores and fails on low ones", "[cli]
     CHECK(quality.out.find("under load: pass rate 0 < 0.7") != std::string::npos);
     CHECK(quality.out.find("under load: 6 answers below the floor of a hard criterion") !=
           std::string::npos);
+  }
+}
+
+TEST_CASE("quality below min_scored_answers is pending, or fails on a final result alone",
+          "[cli][review]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);  // 12 answers sampled, 10 needed
+  REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "2"}).exit_code == 0);
+  const std::map<std::string, StoredItem> items = StoredItems(dir);
+  std::set<int64_t> all;
+  for (const auto& [item, stored] : items)
+    all.insert(stored.request);
+  REQUIRE(all.size() == 12u);
+  const std::set<int64_t> seven(all.begin(), std::next(all.begin(), 7));
+  const int64_t first = *seven.begin();
+  // Low scores everywhere: every threshold is missed so far; with `unsafe`, the first answer is
+  // below the hard floor of permission_safety too.
+  const auto score_seven = [&](bool unsafe) {
+    for (const char* reviewer : {"r1", "r2"})
+      ScoreOnly(dir / ("packets/reviewer-" + std::string(reviewer) + ".jsonl"),
+                dir / (std::string(reviewer) + ".jsonl"), seven, items,
+                [&](int64_t request, const std::string& criterion) -> int64_t {
+                  if (criterion == "permission_safety") return unsafe && request == first ? 0 : 1;
+                  return 2;
+                });
+    Ran imported = testing::RunStagegate(dir, {"import", run, dir / "r1.jsonl", dir / "r2.jsonl"});
+    INFO(imported.out << imported.err);
+    REQUIRE(imported.exit_code == 0);
+    CHECK(imported.out.find("imported 14 scored items") != std::string::npos);
+  };
+
+  SECTION("7 of the 10 needed, scored low: pending, each figure provisional") {
+    score_seven(false);
+    Ran quality = testing::RunStagegate(dir, {"quality", run, "--gate"});
+    INFO(quality.out << quality.err);
+    CHECK(quality.exit_code == 4);  // pending, as `--gate` documents it
+    const std::vector<std::string> lines = Lines(quality.out);
+    REQUIRE(lines.size() >= 7u);
+    CHECK(lines[0] == "quality: pending (7 of 12 sampled answers fully scored by 2 reviewers)");
+    CHECK(lines[1] == "  7 answers are fully scored; at least 10 are needed");
+    // The thresholds missed so far are provisional, not failures.
+    CHECK(quality.out.find("mean score 2 < 3 (not a failure: more scores can change it)") !=
+          std::string::npos);
+    for (size_t i = 2; i < 6; ++i) {
+      INFO(lines[i]);
+      CHECK(lines[i].starts_with("  provisional: from 7 of the 10 answers needed: "));
+      CHECK(lines[i].ends_with(" (not a failure: more scores can change it)"));
+    }
+    CHECK(lines[6].starts_with("  all: 7 answers, mean 2 "));  // after the four misses
+    for (const std::string& line : lines)
+      if (line.starts_with("  all:") || line.starts_with("  at_rest:") ||
+          line.starts_with("  under_load:")) {
+        INFO(line);
+        CHECK(line.ends_with(" (provisional: from 7 of the 10 answers needed)"));
+      }
+    // Without --gate the summary is information: exit 0.
+    CHECK(testing::RunStagegate(dir, {"quality", run}).exit_code == 0);
+    const json q = json::parse(testing::RunStagegate(dir, {"quality", run, "--json"}).out);
+    CHECK(q["verdict"] == "pending");
+    CHECK(q["answers"]["needed"] == 10);
+    CHECK(q["provisional"] == true);
+    CHECK(q["reasons"] == json::array({"7 answers are fully scored; at least 10 are needed"}));
+  }
+  SECTION("one of the 7 below a hard floor: fail, and the reason says it is final") {
+    score_seven(true);
+    auto db = store::Database::Open(dir / "store.db");
+    REQUIRE(db.ok());
+    auto q = store::Statement::Prepare(
+        **db, "SELECT task_id FROM requests WHERE id = " + std::to_string(first));
+    REQUIRE(q.ok());
+    REQUIRE(q->Step());
+    const std::string task = q->Text(0);
+    Ran quality = testing::RunStagegate(dir, {"quality", run, "--gate"});
+    INFO(quality.out << quality.err);
+    CHECK(quality.exit_code == 1);
+    const std::vector<std::string> lines = Lines(quality.out);
+    REQUIRE(lines.size() >= 3u);
+    CHECK(lines[0] == "quality: fail (7 of 12 sampled answers fully scored by 2 reviewers)");
+    CHECK(lines[1] == "  7 answers are fully scored; at least 10 are needed");
+    CHECK(lines[2] == "  final: answer " + std::to_string(first) + " (" + task +
+                          ") is below the hard floor of permission_safety (0 < 1); no further "
+                          "score can change that");
+    // The group's count of answers below a floor is not a second, provisional reason.
+    CHECK(quality.out.find("answers below the floor of a hard criterion") == std::string::npos);
   }
 }
 

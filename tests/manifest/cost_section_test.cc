@@ -116,6 +116,27 @@ TEST_CASE("a cost section without its required keys, or with values of the wrong
         "like USD or EUR), got 'EURO'\n"
         "scenarios/base.yaml:38:11: 'source' must be a string, got a list\n");
 
+  // Numbers too small or too large for a double are numbers, refused as what they are; a normal
+  // number below a meaningful price is refused too.
+  const CostWorkspace subnormal("cost: {price_per_hour: 1e-320, source: list}\n");
+  CHECK(subnormal.Problems() ==
+        "scenarios/base.yaml:34:24: 'price_per_hour' is too small: '1e-320' is below 2.2e-308, "
+        "the smallest normal number (it would be kept as a subnormal number, or as 0)\n");
+  const CostWorkspace underflow("cost: {price_per_hour: 1e-400, source: list}\n");
+  CHECK(underflow.Problems() ==
+        "scenarios/base.yaml:34:24: 'price_per_hour' is too small: '1e-400' is below 2.2e-308, "
+        "the smallest normal number (it would be kept as a subnormal number, or as 0)\n");
+  const CostWorkspace tiny("cost: {price_per_hour: 1e-300, source: list}\n");
+  CHECK(tiny.Problems() ==
+        "scenarios/base.yaml:34:24: 'price_per_hour' is too small: '1e-300' is below 0.000001, "
+        "the smallest meaningful price an hour\n");
+  const CostWorkspace overflow("cost: {price_per_hour: 1e400, source: list}\n");
+  CHECK(overflow.Problems() ==
+        "scenarios/base.yaml:34:24: 'price_per_hour' is too large: '1e400' is beyond 1.8e308, the "
+        "largest number\n");
+  const CostWorkspace smallest("cost: {price_per_hour: 0.000001, source: list}\n");
+  CHECK(smallest.Load().scenario.cost->price_per_hour == 1e-6);
+
   const CostWorkspace not_a_map("cost: 10\n");
   CHECK(not_a_map.Problems() == "scenarios/base.yaml:34:7: cost must be a mapping, got '10'\n");
   const CostWorkspace empty_value("cost:\n  price_per_hour:\n  source: list\n");

@@ -47,14 +47,15 @@ struct Levels {
 //   request 1: r1 5/4/1, r2 5/4/1   weighted 14/3, passes
 //   request 2: r1 4/4/1, r2 4/4/1   weighted 4, passes
 //   request 3: r1 2/2/1, r2 4/2/1   weighted 8/3, below the pass rule; correctness 2 apart
-//   request 4: r1 3/3/0, r2 3/3/0   weighted 3, below the hard floor of safety
+//   request 4: r1 3/3/0, r2 3/3/0   weighted 3, below the hard floor of safety (with
+//              `request_4_safety` 1: 3/3/1, passes)
 // r1 spends 10, 20, 30 and 40 s an item, r2 60 s. An LLM judge, exported later with a stricter
 // pass rule, scores request 1 only: 3/3/1.
 struct ScoredRun {
   std::unique_ptr<store::Store> store = Ok(store::Store::OpenInMemory());
   store::RunInfo run;
 
-  explicit ScoredRun(const std::string& quality_json) {
+  explicit ScoredRun(const std::string& quality_json, int64_t request_4_safety = 0) {
     run = {.id = "run-q",
            .scenario_name = "quality",
            .scenario_file = "quality.yaml",
@@ -81,9 +82,10 @@ struct ScoredRun {
     RequireOk(store->AddAnswers(run.id, "at_rest", {{at_rest, 1}, {at_rest, 2}}));
     RequireOk(store->AddAnswers(run.id, "under_load", {{under_load, 3}, {under_load, 4}}));
 
+    const int64_t safety = request_4_safety;
     const std::map<std::string, std::vector<Levels>> levels = {
-        {"r1", {{5, 4, 1, 10}, {4, 4, 1, 20}, {2, 2, 1, 30}, {3, 3, 0, 40}}},
-        {"r2", {{5, 4, 1, 60}, {4, 4, 1, 60}, {4, 2, 1, 60}, {3, 3, 0, 60}}}};
+        {"r1", {{5, 4, 1, 10}, {4, 4, 1, 20}, {2, 2, 1, 30}, {3, 3, safety, 40}}},
+        {"r2", {{5, 4, 1, 60}, {4, 4, 1, 60}, {4, 2, 1, 60}, {3, 3, safety, 60}}}};
     std::vector<store::ReviewItem> items;
     std::vector<store::Score> scores;
     for (const auto& [reviewer, of_reviewer] : levels)
@@ -211,6 +213,10 @@ TEST_CASE("SummarizeQuality groups, agrees, times and judges the reviewers' scor
                              "under load: clarity mean 2.5 < 3",
                              "under load: 1 answers below the floor of a hard criterion"});
   CHECK(s.pending_reasons == 0);  // every reason is a failure
+  CHECK_FALSE(s.Provisional());   // 4 scored, 2 needed
+  CHECK(s.provisional_misses.empty());
+  for (const std::string& line : QualityLines(s))
+    CHECK(line.find("provisional") == std::string::npos);
   CHECK(s.notes ==
         Strings{"automated checks not run: the run's scenario and corpus could not be read"});
 }
@@ -247,12 +253,91 @@ TEST_CASE("SummarizeQuality takes the default of a threshold that is null or not
 
   INFO(s.status().message());
   REQUIRE(s.ok());
+  CHECK(s->needed == 30);
+  // Too few scored: the agreement is provisional, the answer below a hard floor final.
   CHECK(s->verdict == QualityVerdict::kFail);
-  CHECK(s->reasons ==
-        Strings{"4 answers are fully scored; at least 30 are needed",
-                "reviewers do not agree enough on correctness (kappa 0.5 < 0.6), so its scores "
-                "cannot decide",
-                "under load: 1 answers below the floor of a hard criterion"});
+  CHECK(s->reasons == Strings{"4 answers are fully scored; at least 30 are needed",
+                              "final: answer 4 (task-4) is below the hard floor of safety (0 < 1); "
+                              "no further score can change that"});
+  CHECK(s->provisional_misses ==
+        Strings{"provisional: from 4 of the 30 answers needed: reviewers do not agree enough on "
+                "correctness (kappa 0.5 < 0.6), so its scores cannot decide"});
+}
+
+TEST_CASE("SummarizeQuality is pending, not failed, while too few answers are scored",
+          "[quality][summary]") {
+  // 4 answers scored of the 40 needed, none below a hard floor; every threshold but the pass rate
+  // missed so far.
+  ScoredRun scored(
+      R"({"min_scored_answers":40,"min_agreement":0.6,"min_mean":3,"min_pass_rate":0.5,)"
+      R"("criterion_floors":{"clarity":3}})",
+      /*request_4_safety=*/1);
+
+  const QualitySummary s = Ok(SummarizeQuality(*scored.store, scored.run, nullptr));
+
+  CHECK(s.scored == 4);
+  CHECK(s.needed == 40);
+  CHECK(s.Provisional());
+  CHECK(s.ProvisionalLabel() == "provisional: from 4 of the 40 answers needed");
+  CHECK(s.verdict == QualityVerdict::kPending);
+  CHECK(s.reasons == Strings{"4 answers are fully scored; at least 40 are needed"});
+  CHECK(s.pending_reasons == 1);  // the report keeps it pending
+  CHECK(s.provisional_misses ==
+        Strings{"provisional: from 4 of the 40 answers needed: reviewers do not agree enough on "
+                "correctness (kappa 0.5 < 0.6), so its scores cannot decide",
+                "provisional: from 4 of the 40 answers needed: under load: mean score 2.83 < 3",
+                "provisional: from 4 of the 40 answers needed: under load: clarity mean 2.5 < 3"});
+
+  const Strings lines = QualityLines(s);
+  REQUIRE(lines.size() >= 3u);
+  CHECK(lines[0] == "quality: pending (4 of 4 sampled answers fully scored by 2 reviewers)");
+  CHECK(lines[1] == "  4 answers are fully scored; at least 40 are needed");
+  CHECK(lines[2] ==
+        "  provisional: from 4 of the 40 answers needed: reviewers do not agree enough on "
+        "correctness (kappa 0.5 < 0.6), so its scores cannot decide (not a failure: more scores "
+        "can change it)");
+  // Every figure of the scores says what it rests on.
+  int figures = 0;
+  for (const std::string& line : lines) {
+    if (!line.starts_with("  all:") && !line.starts_with("  at_rest:") &&
+        !line.starts_with("  under_load:") && !line.starts_with("  stage ") &&
+        !line.starts_with("  agreement "))
+      continue;
+    INFO(line);
+    CHECK(line.ends_with(" (provisional: from 4 of the 40 answers needed)"));
+    ++figures;
+  }
+  CHECK(figures == 7);  // 4 groups, agreement on each of the 3 criteria
+
+  const nlohmann::json json = QualityToJson(s);
+  CHECK(json["verdict"] == "pending");
+  CHECK(json["answers"]["needed"] == 40);
+  CHECK(json["provisional"] == true);
+  CHECK(json["provisional_misses"].size() == 3u);
+}
+
+TEST_CASE("SummarizeQuality fails while too few are scored only on an answer below a hard floor",
+          "[quality][summary]") {
+  ScoredRun scored(
+      R"({"min_scored_answers":40,"min_agreement":0.6,"min_mean":3,"min_pass_rate":0.5,)"
+      R"("criterion_floors":{"clarity":3}})");
+
+  const QualitySummary s = Ok(SummarizeQuality(*scored.store, scored.run, nullptr));
+
+  CHECK(s.verdict == QualityVerdict::kFail);
+  CHECK(s.reasons == Strings{"4 answers are fully scored; at least 40 are needed",
+                             "final: answer 4 (task-4) is below the hard floor of safety (0 < 1); "
+                             "no further score can change that"});
+  CHECK(s.pending_reasons == 1);  // what is still missing stays pending beside the failure
+  // The rest is provisional, and the answer below the floor is not counted twice.
+  CHECK(s.provisional_misses ==
+        Strings{"provisional: from 4 of the 40 answers needed: reviewers do not agree enough on "
+                "correctness (kappa 0.5 < 0.6), so its scores cannot decide",
+                "provisional: from 4 of the 40 answers needed: under load: mean score 2.83 < 3",
+                "provisional: from 4 of the 40 answers needed: under load: pass rate 0 < 0.5",
+                "provisional: from 4 of the 40 answers needed: under load: clarity mean 2.5 < 3"});
+  const nlohmann::json json = QualityToJson(s);
+  CHECK(json["reasons"][1].get<std::string>().starts_with("final: answer 4 (task-4)"));
 }
 
 TEST_CASE("SummarizeQuality is pending before anything is exported", "[quality][summary]") {

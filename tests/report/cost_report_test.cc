@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,9 +61,10 @@ void AddAnswered(store::Store& s, const std::string& run_id) {
   REQUIRE(s.AddAnswers(run_id, "under_load", load).ok());
 }
 
-// Two reviewers score alike: 4 on every weighted criterion for the first 9 answers (a weighted
-// mean of 4, above the rubric's 3.5), 3 for the rest (3, below it); permission safety 1.
-void AddScores(store::Store& s, const std::string& run_id) {
+// Two reviewers score alike the first `count` answers: 4 on every weighted criterion for the first
+// 9 answers (a weighted mean of 4, above the rubric's 3.5), 3 for the rest (3, below it);
+// permission safety 1.
+void AddScores(store::Store& s, const std::string& run_id, size_t count = kAnswers) {
   Result<std::vector<store::SampledAnswer>> answers = s.ListSampledAnswers(run_id);
   REQUIRE(answers.ok());
   REQUIRE(answers->size() == kAnswers);
@@ -76,6 +78,7 @@ void AddScores(store::Store& s, const std::string& run_id) {
   std::vector<store::Score> scores;
   for (size_t i = 0; i < answers->size(); ++i) {
     const store::SampledAnswer& a = (*answers)[i];
+    if (i >= count) break;
     for (const char* reviewer : {"r1", "r2"}) {
       const std::string item = "item-" + std::to_string(a.request_id) + "-" + reviewer;
       items.push_back({.item_id = item, .request_id = a.request_id, .reviewer = reviewer});
@@ -96,12 +99,14 @@ void AddScores(store::Store& s, const std::string& run_id) {
   REQUIRE(s.AddScores(scores).ok());
 }
 
-// The stored run of report-test, its scenario with `cost` (null: none), scored or not.
-ReportModel Report(const json& cost, bool scored) {
+// The stored run of report-test, its scenario with `cost` (null: none) and `min_scored` answers
+// to be scored (unset: its own, 8), and the first `scored` of its 12 answers scored.
+ReportModel Report(const json& cost, size_t scored, std::optional<int64_t> min_scored) {
   Result<std::unique_ptr<store::Store>> s = store::Store::OpenInMemory();
   REQUIRE(s.ok());
   json scenario = json::parse(testing::ReadText(Golden("report-test.scenario.json")));
   if (!cost.is_null()) scenario["cost"] = cost;
+  if (min_scored) scenario["quality"]["min_scored_answers"] = *min_scored;
   const store::RunInfo run{.id = "run-cost",
                            .scenario_name = "report-test",
                            .scenario_file = "tests/testdata/run/report-test.yaml",
@@ -114,10 +119,15 @@ ReportModel Report(const json& cost, bool scored) {
                            .finished_unix_ms = 1'764'590'060'000};
   REQUIRE((*s)->CreateRun(run).ok());
   AddAnswered(**s, run.id);
-  if (scored) AddScores(**s, run.id);
+  if (scored > 0) AddScores(**s, run.id, scored);
   Result<ReportModel> model = BuildReport(**s, run, nullptr);
   REQUIRE(model.ok());
   return std::move(*model);
+}
+
+// The same, every answer scored or none.
+ReportModel Report(const json& cost, bool scored) {
+  return Report(cost, scored ? kAnswers : 0, std::nullopt);
 }
 
 // What the fixture's final stage ("full") measured, each a step's completed requests over its
@@ -295,6 +305,60 @@ TEST_CASE("without scores the cost per accepted answer is pending", "[report][co
         std::string::npos);
   CHECK(md.find("per accepted answer at") == std::string::npos);
   CHECK(ReportJson(m)["cost"]["at"]["steady"]["per_accepted_answer"].is_null());
+}
+
+TEST_CASE("a cost per accepted answer from too few scored answers says what it rests on",
+          "[report][cost]") {
+  // 7 of the 12 answers scored (all accepted) where 40 are needed.
+  const ReportModel m = Report(kCost, 7, 40);
+  const Measured r = FromFixture();
+  CHECK(m.quality.verdict == quality::QualityVerdict::kPending);
+  CHECK(m.verdict == Verdict::kPending);
+  CHECK(m.verdict_reasons ==
+        std::vector<std::string>{"quality: 7 answers are fully scored; at least 40 are needed"});
+  CHECK(m.cost.scored == 7);
+  CHECK(m.cost.accepted == 7);
+  CHECK(m.cost.needed == 40);
+  CHECK(m.cost.provisional == "provisional: from 7 of the 40 answers needed");
+  CHECK(m.cost.pass_rate_note ==
+        "provisional: from 7 of the 40 answers needed: the pass rate, and so each cost per "
+        "accepted answer, may move as more scores come in");
+  REQUIRE(m.cost.rates.size() == 2);
+  REQUIRE(m.cost.rates[0].per_accepted);
+  CHECK(*m.cost.rates[0].per_accepted == Approx(10.0 / (r.capacity * 3600)).epsilon(1e-9));
+
+  const std::string md = ReportMarkdown(m);
+  INFO(md);
+  CHECK(md.find("- Accepted answers: 7 of 7 scored answers passed the rubric, p = 1") !=
+        std::string::npos);
+  CHECK(md.find("- Cost per accepted answer: provisional: from 7 of the 40 answers needed: the "
+                "pass rate, and so each cost per accepted answer, may move as more scores come "
+                "in.\n") != std::string::npos);
+  // Each figure per accepted answer, and its formula, says it.
+  const auto count = [](const std::string& text, const std::string& part) {
+    int n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(count(md,
+              " USD per accepted answer (provisional: from 7 of the 40 answers needed; 95% "
+              "interval ") == 2);
+  CHECK(count(md, " USD (provisional: from 7 of the 40 answers needed)\n") == 2);
+  CHECK(md.find("    per accepted answer at the sustained capacity = H / (r × 3600 × p) = 10 / "
+                "(7.035 × 3600 × 1) = 0.0003949 USD (provisional: from 7 of the 40 answers "
+                "needed)\n") != std::string::npos);
+
+  const json cost = ReportJson(m)["cost"];
+  CHECK(cost["scored_answers"] == 7);
+  CHECK(cost["answers_needed"] == 40);
+  CHECK(cost["provisional"] == "provisional: from 7 of the 40 answers needed");
+
+  // With every answer scored and 8 needed, nothing is provisional.
+  const ReportModel enough = Report(kCost, /*scored=*/true);
+  CHECK(enough.cost.provisional.empty());
+  CHECK(ReportMarkdown(enough).find("provisional") == std::string::npos);
+  CHECK(ReportJson(enough)["cost"]["provisional"] == "");
 }
 
 TEST_CASE("a rate that is not known says why", "[report][cost]") {
