@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/endpoint_probe.h"
 #include "cli/init_files.h"
+#include "cli/init_shown.h"
 #include "cli/stored_run.h"
 #include "manifest/bundle.h"
 
@@ -43,8 +44,15 @@ class InitCommand : public Command {
   }
 
   ExitCode Run(const GlobalOptions&, console::Console& console) override {
-    if (Trim(model_).empty() || HasControlCharacter(model_))
+    if (Trim(model_).empty())
       return Fail(console, "init", Status::InvalidInput("--model must name a model"));
+    // The scenario says what is sent: a name a terminal or an editor would show otherwise than
+    // it is (a control, a bidi override, bytes that are not UTF-8) is not written into it.
+    if (!InitPrintable(model_))
+      return Fail(console, "init",
+                  Status::InvalidInput("--model " + InitShown(model_) +
+                                       " holds a character that does not show as itself (escaped "
+                                       "here); init writes only a name that does"));
     if (!api_key_env_.empty() &&
         (api_key_env_.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                         "0123456789_") != std::string::npos ||

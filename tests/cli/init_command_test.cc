@@ -4,7 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,12 +20,27 @@
 namespace stagegate::cli {
 namespace {
 
+namespace fs = std::filesystem;
+using json = nlohmann::json;
 using testing::HttpResponse;
 using testing::Ran;
 
 bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
+
+// An environment variable set for the scope's length (the stagegate processes it starts inherit
+// it).
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+    setenv(name_.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() { unsetenv(name_.c_str()); }
+
+ private:
+  std::string name_;
+};
 
 std::optional<manifest::Bundle> Load(const std::string& scenario) {
   manifest::Diagnostics diagnostics;
@@ -216,6 +235,146 @@ TEST_CASE("init refuses a key where the name of its variable belongs, and a URL 
   CHECK(Has(ran.err, "--target-url holds a user or password; give the key through --api-key-env"));
   CHECK_FALSE(Has(ran.out + ran.err, "s3cret"));
   CHECK_FALSE(std::filesystem::exists(std::string(dir / "app")));
+}
+
+// A key that a hostile server echoes back, and the variable init reads it from.
+const char kKeyVariable[] = "STAGEGATE_INIT_TEST_KEY";
+const std::string kKey = "sk-hostile-5f1e9a3c7d";
+
+// Neither the key nor its first 12 characters are in `text`.
+void CheckNoKey(const std::string& text, const std::string& where) {
+  INFO(where);
+  CHECK_FALSE(Has(text, kKey));
+  CHECK_FALSE(Has(text, kKey.substr(0, 12)));
+}
+
+// Nothing a terminal would act on: ESC, NUL, C1 CSI, the bidi override, the line separator.
+void CheckNothingRaw(const std::string& text) {
+  CHECK_FALSE(Has(text, "\x1b"));
+  CHECK_FALSE(Has(text, std::string(1, '\0')));
+  CHECK_FALSE(Has(text, "\xC2\x9B"));
+  CHECK_FALSE(Has(text, "\xE2\x80\xAE"));
+  CHECK_FALSE(Has(text, "\xE2\x80\xA8"));
+  for (const std::string& line : Split(text, '\n'))
+    CHECK(line.size() < 4000);
+}
+
+// Every file under `root` (what init wrote, and its stdout and stderr) holds no key.
+void CheckNoKeyInFiles(const std::string& root) {
+  int files = 0;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(root))
+    if (entry.is_regular_file()) {
+      ++files;
+      CheckNoKey(testing::ReadText(entry.path().string()), entry.path().string());
+    }
+  CHECK(files >= 8);  // the six files of the bare stage, stdout and stderr
+}
+
+TEST_CASE(
+    "init against a hostile server prints its text redacted and escaped, and writes none "
+    "of it",
+    "[cli][init]") {
+  const std::string long_id(100'000, 'x');
+  const json models = {{"object", "list"},
+                       {"data",
+                        {{{"id", "echo-" + kKey}},
+                         {{"id", "\x1b[2J\x1b[31mred"}},
+                         {{"id", "two\nlines"}},
+                         {{"id", std::string("nul\0byte", 8)}},
+                         {{"id",
+                           "abc\xE2\x80\xAE"
+                           "fed"}},
+                         {{"id", "para\xE2\x80\xA8graph"}},
+                         {{"id",
+                           "csi\xC2\x9B"
+                           "2J"}},
+                         {{"id", long_id}}}}};
+  const auto chunk = [](const json& body) { return "data: " + body.dump() + "\n\n"; };
+  const std::string stream =
+      chunk({{"choices",
+              {{{"index", 0},
+                {"delta", {{"content", "Your key is " + kKey + " \x1b]0;pwned\x07 ok"}}}}}}}) +
+      chunk({{"choices", json::array()},
+             {"usage", {{"prompt_tokens", 5}, {"completion_tokens", 9}}}}) +
+      "data: [DONE]\n\n";
+  testing::FixedResponseServer server([&](const std::string& request) {
+    if (request.starts_with("GET /v1/models"))
+      return HttpResponse("200 OK", models.dump(), "application/json");
+    if (request.starts_with("GET /metrics"))
+      return HttpResponse("200 OK", "# " + kKey + "\nup 1\n");
+    return HttpResponse("200 OK", stream, "text/event-stream");
+  });
+  ScopedEnv key(kKeyVariable, kKey);
+  testing::TempDir dir;
+  Ran ran = testing::RunStagegate(dir, {"init", dir / "app", "--target-url", server.base(),
+                                        "--model", "m1", "--api-key-env", kKeyVariable});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  // The key went to the server, and came back redacted.
+  const std::vector<std::string> requests = server.requests();
+  REQUIRE_FALSE(requests.empty());
+  CHECK(Has(requests.front(), "Authorization: Bearer " + kKey));
+  CheckNoKey(ran.out + ran.err, "the console");
+  CheckNothingRaw(ran.out + ran.err);
+  CHECK(Has(ran.out,
+            "model list (/v1/models): echo-[redacted], \\x1b[2J\\x1b[31mred, "
+            "two\\nlines, nul\\x00byte, abc\\u{202e}fed, para\\u{2028}graph, "
+            "csi\\u{9b}2J, " +
+                std::string(200, 'x') +
+                "... (99800 more bytes) (m1 is not among them); "
+                "6 ids hold characters a terminal would act on, "
+                "shown escaped: init never writes such a name "
+                "into the scenario, nor any text from the "
+                "server\n"));
+  CHECK(Has(ran.out, "its answer began: \"Your key is [redacted] \\x1b]0;pwned\\x07 ok\"\n"));
+  CheckNoKeyInFiles(dir.path());
+  const std::string scenario = testing::ReadText(dir / "app/scenario.yaml");
+  for (const char* server_text : {"echo-", "redacted", "pwned", "xxxxxxxxxx"})
+    CHECK_FALSE(Has(scenario, server_text));
+  CHECK(Load(dir / "app/scenario.yaml"));
+}
+
+TEST_CASE("init shows a refusal that echoes the key redacted, even where it would be cut",
+          "[cli][init]") {
+  // The key straddles the 200th byte of the refusal's body: redacted before it is cut, not after.
+  const std::string body = std::string(180, 'a') + kKey + "tail";
+  testing::FixedResponseServer server([&](const std::string& request) {
+    if (request.starts_with("POST /v1/chat/completions"))
+      return HttpResponse("401 Unauthorized", body, "text/plain");
+    return HttpResponse("404 Not Found", "Invalid key " + kKey + "\x1b[0m", "text/plain");
+  });
+  ScopedEnv key(kKeyVariable, kKey);
+  testing::TempDir dir;
+  Ran ran = testing::RunStagegate(dir, {"init", dir / "app", "--target-url", server.base(),
+                                        "--model", "m1", "--api-key-env", kKeyVariable});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  CheckNoKey(ran.out + ran.err, "the console");
+  CheckNothingRaw(ran.out + ran.err);
+  CHECK(Has(ran.out, "model name m1: refused (HTTP 401: " + std::string(180, 'a') +
+                         "[redacted]... (4 more bytes)): set target.model to a name it accepts\n"));
+  CheckNoKeyInFiles(dir.path());
+}
+
+TEST_CASE("init refuses a model name that would not show as itself, and writes nothing",
+          "[cli][init]") {
+  for (const auto& [model, shown] :
+       std::vector<std::pair<std::string, std::string>>{{"gpt\xE2\x80\xAE"
+                                                         "4o",
+                                                         "gpt\\u{202e}4o"},
+                                                        {"m\nx", "m\\nx"},
+                                                        {"m\xC2\x85", "m\\u{85}"},
+                                                        {"m\xff", "m\\xff"}}) {
+    testing::TempDir dir;
+    Ran ran = testing::RunStagegate(dir, {"init", dir / "app", "--target-url", "http://127.0.0.1:9",
+                                          "--model", model, "--no-probe"});
+    INFO(shown << "\n" << ran.out << ran.err);
+    CHECK(ran.exit_code == 2);
+    CHECK(ran.err == "stagegate init: --model " + shown +
+                         " holds a character that does not show as itself (escaped here); init "
+                         "writes only a name that does\n");
+    CHECK_FALSE(fs::exists(dir / "app"));
+  }
 }
 
 }  // namespace
