@@ -11,6 +11,7 @@
 #include "cli/endpoint_probe.h"
 #include "cli/init_files.h"
 #include "cli/init_shown.h"
+#include "cli/init_writer.h"
 #include "cli/stored_run.h"
 #include "manifest/bundle.h"
 
@@ -97,29 +98,20 @@ class InitCommand : public Command {
         console.Line("  " + line);
     }
 
-    const std::vector<std::pair<std::string, std::string>> files = InitFiles(request);
-    for (const auto& [relative, text] : files) {
-      const fs::path path = fs::path(dir_) / relative;
-      std::error_code error;
-      fs::create_directories(path.parent_path(), error);
-      if (error)
-        return Fail(
-            console, "init",
-            Status::IoError("cannot make " + path.parent_path().string() + ": " + error.message()));
-      if (Status written = WriteFileAtomically(path.string(), text); !written.ok())
-        return Fail(console, "init", written);
-    }
+    // All or nothing: a failed write leaves no file that a second init would refuse to replace.
+    // The files must load as written; anything else is a fault of init's.
+    const InitFileList files = InitFiles(request);
+    const auto loads = [&](const std::string& staged) {
+      manifest::Diagnostics diagnostics;
+      if (manifest::LoadBundle(staged + "/scenario.yaml", diagnostics)) return Status::Ok();
+      console.Error(ReplaceAll(diagnostics.ToString(), staged, dir_));
+      return Status::Internal("the written scenario does not validate (a bug in init)");
+    };
+    if (Status written = WriteAllOrNothing(dir_, files, loads); !written.ok())
+      return Fail(console, "init", written);
     for (const std::string& line : InitAdjustments(request))
       console.Line("adjusted: " + line);
-
-    // The files must load as written; anything else is a fault of init's.
-    manifest::Diagnostics diagnostics;
     const std::string scenario = (fs::path(dir_) / "scenario.yaml").string();
-    if (!manifest::LoadBundle(scenario, diagnostics)) {
-      console.Error(diagnostics.ToString());
-      return Fail(console, "init",
-                  Status::Internal("the written scenario does not validate (a bug in init)"));
-    }
     console.Line("wrote " + std::to_string(files.size()) + " files into " + dir_ + ":");
     for (const auto& [relative, text] : files)
       console.Line("  " + relative);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -237,6 +238,22 @@ TEST_CASE("init refuses a key where the name of its variable belongs, and a URL 
   CHECK_FALSE(std::filesystem::exists(std::string(dir / "app")));
 }
 
+// Every path under `root`, relative to it, folders too.
+std::set<std::string> Tree(const std::string& root) {
+  std::set<std::string> paths;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(root))
+    paths.insert(fs::relative(entry.path(), root).string());
+  return paths;
+}
+
+// The files init writes for the bare stage alone.
+const std::vector<std::string> kBareFiles = {"scenario.yaml",
+                                             "rubric.yaml",
+                                             "corpus/corpus.yaml",
+                                             "corpus/personas.yaml",
+                                             "corpus/tasks/examples.yaml",
+                                             "corpus/README.md"};
+
 // A key that a hostile server echoes back, and the variable init reads it from.
 const char kKeyVariable[] = "STAGEGATE_INIT_TEST_KEY";
 const std::string kKey = "sk-hostile-5f1e9a3c7d";
@@ -374,6 +391,81 @@ TEST_CASE("init refuses a model name that would not show as itself, and writes n
                          " holds a character that does not show as itself (escaped here); init "
                          "writes only a name that does\n");
     CHECK_FALSE(fs::exists(dir / "app"));
+  }
+}
+
+TEST_CASE("init that cannot write leaves nothing behind, and runs again once the way is clear",
+          "[cli][init]") {
+  const std::vector<std::string> args = {"--target-url", "http://127.0.0.1:9", "--model", "m",
+                                         "--no-probe"};
+  const auto init = [&](const testing::TempDir& dir, const std::string& into) {
+    std::vector<std::string> all = {"init", into};
+    all.insert(all.end(), args.begin(), args.end());
+    return testing::RunStagegate(dir, all);
+  };
+
+  SECTION("a file where the corpus folder goes") {
+    // Tests run as root, whom permissions do not stop: a file in the way stops anyone.
+    testing::TempDir dir;
+    testing::WriteText(dir / "app/corpus", "in the way\n");
+    Ran ran = init(dir, dir / "app");
+    INFO(ran.out << ran.err);
+    CHECK(ran.exit_code == 3);
+    CHECK(ran.err == "stagegate init: cannot make the folder " + dir / "app/corpus" +
+                         ": a file that is not a folder is in the way\n"
+                         "stagegate init: nothing was left behind: init can run again once that "
+                         "is fixed\n");
+    CHECK(Tree(dir / "app") == std::set<std::string>{"corpus"});
+    CHECK(testing::ReadText(dir / "app/corpus") == "in the way\n");
+    fs::remove(dir / "app/corpus");
+    ran = init(dir, dir / "app");
+    CHECK(ran.exit_code == 0);
+    for (const std::string& file : kBareFiles)
+      CHECK(fs::is_regular_file(dir / "app/" + file));
+    CHECK(Tree(dir / "app").size() == kBareFiles.size() + 2);  // and corpus/, corpus/tasks/
+  }
+
+  SECTION("a file in the way deep inside, after some files were moved into place") {
+    testing::TempDir dir;
+    testing::WriteText(dir / "app/corpus/notes.txt", "mine\n");
+    testing::WriteText(dir / "app/corpus/tasks", "in the way\n");
+    Ran ran = init(dir, dir / "app");
+    INFO(ran.out << ran.err);
+    CHECK(ran.exit_code == 3);
+    CHECK(Has(ran.err, "cannot make the folder " + dir / "app/corpus/tasks" + ": a file"));
+    CHECK(Has(ran.err, "nothing was left behind"));
+    // scenario.yaml, rubric.yaml and two corpus files were in place: all gone, the user's kept.
+    CHECK(Tree(dir / "app") == std::set<std::string>{"corpus", "corpus/notes.txt", "corpus/tasks"});
+    CHECK(testing::ReadText(dir / "app/corpus/notes.txt") == "mine\n");
+    fs::remove(dir / "app/corpus/tasks");
+    CHECK(init(dir, dir / "app").exit_code == 0);
+    CHECK(testing::ReadText(dir / "app/corpus/notes.txt") == "mine\n");
+    CHECK(fs::is_regular_file(dir / "app/corpus/tasks/examples.yaml"));
+  }
+
+  SECTION("the folder is a file") {
+    testing::TempDir dir;
+    testing::WriteText(dir / "app", "a file\n");
+    Ran ran = init(dir, dir / "app");
+    CHECK(ran.exit_code == 3);
+    CHECK(Has(ran.err, "cannot make the folder " + dir / "app" + ": a file that is not a folder"));
+    CHECK(testing::ReadText(dir / "app") == "a file\n");
+  }
+
+  SECTION("a write that fails after the folders were made takes the folders away too") {
+    // A path a little under PATH_MAX (4096): the folder can be made, but not every file in it.
+    testing::TempDir dir;
+    std::string deep = dir / "new";
+    while (deep.size() + 202 < 4048)
+      deep += "/" + std::string(200, 'd');
+    deep += "/" + std::string(4048 - deep.size() - 1, 'e');
+    REQUIRE(deep.size() == 4048);
+    Ran ran = init(dir, deep);
+    INFO(ran.err);
+    CHECK(ran.exit_code == 3);
+    CHECK(Has(ran.err, "File name too long"));
+    CHECK(Has(ran.err, "nothing was left behind"));
+    CHECK_FALSE(fs::exists(dir / "new"));
   }
 }
 
