@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "base/redact.h"
 #include "base/strings.h"
+#include "base/token_estimate.h"
 #include "cli/init_shown.h"
 #include "http/blocking_call.h"
 #include "http/openai_request.h"
@@ -46,12 +48,15 @@ void ProbeAnswer(const std::string& root, const std::string& model, const std::s
   std::vector<std::string> headers = AuthHeaders(api_key);
   headers.push_back("Content-Type: application/json");
   headers.push_back("Accept: text/event-stream");
+  const auto start = std::chrono::steady_clock::now();
   Result<http::CallReply> reply =
       http::Call({.method = "POST",
                   .url = root + "/v1/chat/completions",
                   .headers = headers,
                   .body = http::BuildRequestBody(options, "Say hello in five words."),
                   .timeout_ms = timeout_ms});
+  const double took_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!reply.ok()) {
     if (f.problem.empty()) f.problem = reply.status().message();
     return;
@@ -74,6 +79,13 @@ void ProbeAnswer(const std::string& root, const std::string& model, const std::s
       if (message.is_object() && message.contains("content") && message["content"].is_string())
         f.answer = message["content"].get<std::string>();
     }
+    if (!f.answer.empty()) {
+      const json tokens = *f.usage ? body["usage"].value("completion_tokens", json()) : json();
+      f.answer_ms = took_ms;
+      f.answer_tokens = tokens.is_number_integer() && tokens.get<int64_t>() > 0
+                            ? tokens.get<int64_t>()
+                            : EstimateTokens(f.answer);
+    }
     return;
   }
   http::SseParser parser;
@@ -86,6 +98,13 @@ void ProbeAnswer(const std::string& root, const std::string& model, const std::s
   f.answer = decoder.content();
   if (decoder.state() != http::OpenAiStreamDecoder::State::kDone && !decoder.error().empty())
     f.refusal = decoder.error();
+  if (*f.streams && !f.answer.empty()) {
+    f.answer_ms = took_ms;
+    const std::optional<int64_t> usage = decoder.usage().completion_tokens;
+    // Without usage, a server that sends the answer in one event would count as one token.
+    f.answer_tokens =
+        usage && *usage > 0 ? *usage : std::max(decoder.content_events(), EstimateTokens(f.answer));
+  }
 }
 
 void ProbeMetrics(const std::string& root, const std::string& api_key, int64_t timeout_ms,
@@ -180,6 +199,9 @@ std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::
                         "input.tokenizer (the model's tokenizer.json) to count exactly"));
   lines.push_back("/metrics: " + YesNo(f.metrics, "present (the scenario scrapes it)",
                                        "absent: no server series in the report"));
+  if (f.answer_ms && f.answer_tokens)
+    lines.push_back("one answer alone: " + std::to_string(*f.answer_tokens) + " tokens in " +
+                    FormatNumber(*f.answer_ms, 0) + " ms");
   if (!f.answer.empty()) lines.push_back("its answer began: \"" + InitShown(f.answer) + "\"");
   return lines;
 }

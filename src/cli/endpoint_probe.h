@@ -22,6 +22,12 @@ struct EndpointFindings {
   std::optional<bool> usage;           // the stream carried a usage object with token counts
   std::optional<bool> metrics;         // GET /metrics answered a Prometheus exposition
   std::string answer;                  // the answer's text
+  // How long the chat answer took, from the request to its last byte, and its output tokens
+  // (the usage's completion_tokens, else the larger of the streamed content events and the
+  // estimate from its text, EstimateTokens). Absent unless the model was accepted and the answer
+  // held text: init sizes the scenario's overload phase from them (InitOverload).
+  std::optional<double> answer_ms;
+  std::optional<int64_t> answer_tokens;
 };
 
 /// `base_url` without a trailing '/' or '/v1' (stagegate adds /v1/... itself).
