@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "base/redact.h"
 #include "base/strings.h"
+#include "base/token_estimate.h"
+#include "cli/init_shown.h"
 #include "http/blocking_call.h"
 #include "http/openai_request.h"
 #include "http/openai_stream.h"
@@ -44,20 +48,24 @@ void ProbeAnswer(const std::string& root, const std::string& model, const std::s
   std::vector<std::string> headers = AuthHeaders(api_key);
   headers.push_back("Content-Type: application/json");
   headers.push_back("Accept: text/event-stream");
+  const auto start = std::chrono::steady_clock::now();
   Result<http::CallReply> reply =
       http::Call({.method = "POST",
                   .url = root + "/v1/chat/completions",
                   .headers = headers,
                   .body = http::BuildRequestBody(options, "Say hello in five words."),
                   .timeout_ms = timeout_ms});
+  const double took_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!reply.ok()) {
     if (f.problem.empty()) f.problem = reply.status().message();
     return;
   }
   f.model_accepted = reply->status >= 200 && reply->status <= 299;
   if (!*f.model_accepted) {
-    f.refusal = "HTTP " + std::to_string(reply->status) +
-                (reply->body.empty() ? "" : ": " + Utf8Prefix(reply->body, 200));
+    // Whole, not cut: the key is redacted from it before anything shows a part of it.
+    f.refusal =
+        "HTTP " + std::to_string(reply->status) + (reply->body.empty() ? "" : ": " + reply->body);
     return;
   }
   f.streams = AsciiLower(reply->content_type).find("text/event-stream") != std::string::npos;
@@ -69,7 +77,14 @@ void ProbeAnswer(const std::string& root, const std::string& model, const std::s
         !body["choices"].empty() && body["choices"][0].is_object()) {
       const json& message = body["choices"][0].value("message", json::object());
       if (message.is_object() && message.contains("content") && message["content"].is_string())
-        f.answer = Utf8Prefix(message["content"].get<std::string>(), 200);
+        f.answer = message["content"].get<std::string>();
+    }
+    if (!f.answer.empty()) {
+      const json tokens = *f.usage ? body["usage"].value("completion_tokens", json()) : json();
+      f.answer_ms = took_ms;
+      f.answer_tokens = tokens.is_number_integer() && tokens.get<int64_t>() > 0
+                            ? tokens.get<int64_t>()
+                            : EstimateTokens(f.answer);
     }
     return;
   }
@@ -80,9 +95,16 @@ void ProbeAnswer(const std::string& root, const std::string& model, const std::s
   decoder.OnEnd(++n);
   f.streams = decoder.state() == http::OpenAiStreamDecoder::State::kDone;
   f.usage = decoder.usage().completion_tokens.has_value();
-  f.answer = Utf8Prefix(decoder.content(), 200);
+  f.answer = decoder.content();
   if (decoder.state() != http::OpenAiStreamDecoder::State::kDone && !decoder.error().empty())
     f.refusal = decoder.error();
+  if (*f.streams && !f.answer.empty()) {
+    f.answer_ms = took_ms;
+    const std::optional<int64_t> usage = decoder.usage().completion_tokens;
+    // Without usage, a server that sends the answer in one event would count as one token.
+    f.answer_tokens =
+        usage && *usage > 0 ? *usage : std::max(decoder.content_events(), EstimateTokens(f.answer));
+  }
 }
 
 void ProbeMetrics(const std::string& root, const std::string& api_key, int64_t timeout_ms,
@@ -93,6 +115,9 @@ void ProbeMetrics(const std::string& root, const std::string& api_key, int64_t t
   Result<telemetry::Exposition> exposition = telemetry::ParsePrometheusText(reply->body);
   f.metrics = reply->status == 200 && exposition.ok() && !exposition->samples.empty();
 }
+
+// The ids of a model list shown, the rest counted.
+constexpr size_t kShownModels = 20;
 
 std::string YesNo(const std::optional<bool>& value, const std::string& yes, const std::string& no) {
   return !value ? "not known" : *value ? yes : no;
@@ -113,33 +138,58 @@ EndpointFindings ProbeEndpoint(const std::string& base_url, const std::string& m
                                const std::string& api_key, int64_t timeout_ms) {
   EndpointFindings f{.base_url = EndpointRoot(base_url)};
   ProbeModels(f.base_url, api_key, timeout_ms, f);
-  if (!f.problem.empty()) return f;  // not reached: nothing more to learn
-  ProbeAnswer(f.base_url, model, api_key, timeout_ms, f);
-  ProbeMetrics(f.base_url, api_key, timeout_ms, f);
+  if (f.problem.empty()) {  // else not reached: nothing more to learn
+    ProbeAnswer(f.base_url, model, api_key, timeout_ms, f);
+    ProbeMetrics(f.base_url, api_key, timeout_ms, f);
+  }
+  // A server may echo the key anywhere (an id, an error, the answer), and what init prints goes
+  // into CI logs: the findings never hold it.
+  Redactor redactor;
+  redactor.Add(api_key);
+  for (std::string* text : {&f.problem, &f.refusal, &f.answer})
+    *text = redactor.Apply(std::move(*text));
+  for (std::string& id : f.models)
+    id = redactor.Apply(std::move(id));
   return f;
 }
 
 std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::string& model) {
   std::vector<std::string> lines;
   if (!f.problem.empty()) {
-    lines.push_back("could not reach " + f.base_url + ": " + f.problem);
+    lines.push_back("could not reach " + f.base_url + ": " + InitShown(f.problem));
     lines.push_back(
         "the scenario is written for a streaming server with usage and no /metrics; run init "
         "again into an empty folder once the server is up, or edit target: by hand");
     return lines;
   }
+  const std::string shown_model = InitShown(model);
   std::string listed = "model list (/v1/models): ";
   if (!f.models_listed || !*f.models_listed) {
     listed += "none";
+  } else if (f.models.empty()) {
+    listed += "empty";
   } else {
-    listed += f.models.empty() ? "empty" : Join(f.models, ", ");
+    std::vector<std::string> shown;
+    for (size_t i = 0; i < f.models.size() && i < kShownModels; ++i)
+      shown.push_back(InitShown(f.models[i]));
+    listed += Join(shown, ", ");
+    if (f.models.size() > kShownModels)
+      listed += " and " + std::to_string(f.models.size() - kShownModels) + " more";
     if (std::find(f.models.begin(), f.models.end(), model) == f.models.end())
-      listed += " (" + model + " is not among them)";
+      listed += " (" + shown_model + " is not among them)";
+    const auto unprintable = std::count_if(
+        f.models.begin(), f.models.end(), [](const std::string& id) { return !InitPrintable(id); });
+    if (unprintable > 0)
+      listed += "; " + std::to_string(unprintable) +
+                (unprintable == 1 ? " id holds" : " ids hold") +
+                " characters a terminal would act on, shown escaped: init never writes such a "
+                "name into the scenario, nor any text from the server";
   }
   lines.push_back(listed);
-  lines.push_back("model name " + model + ": " +
-                  YesNo(f.model_accepted, "accepted",
-                        "refused (" + f.refusal + "): set target.model to a name it accepts"));
+  lines.push_back(
+      "model name " + shown_model + ": " +
+      YesNo(f.model_accepted, "accepted",
+            "refused (" + InitShown(f.refusal) + "): set target.model to a name it accepts"));
   lines.push_back("streaming: " + YesNo(f.streams, "works (TTFT and ITL can be measured)",
                                         "no: the scenario sets stream: false and judges e2e "
                                         "latency only"));
@@ -149,7 +199,10 @@ std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::
                         "input.tokenizer (the model's tokenizer.json) to count exactly"));
   lines.push_back("/metrics: " + YesNo(f.metrics, "present (the scenario scrapes it)",
                                        "absent: no server series in the report"));
-  if (!f.answer.empty()) lines.push_back("its answer began: \"" + f.answer + "\"");
+  if (f.answer_ms && f.answer_tokens)
+    lines.push_back("one answer alone: " + std::to_string(*f.answer_tokens) + " tokens in " +
+                    FormatNumber(*f.answer_ms, 0) + " ms");
+  if (!f.answer.empty()) lines.push_back("its answer began: \"" + InitShown(f.answer) + "\"");
   return lines;
 }
 

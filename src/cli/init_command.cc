@@ -10,6 +10,8 @@
 #include "cli/command.h"
 #include "cli/endpoint_probe.h"
 #include "cli/init_files.h"
+#include "cli/init_shown.h"
+#include "cli/init_writer.h"
 #include "cli/stored_run.h"
 #include "manifest/bundle.h"
 
@@ -43,8 +45,15 @@ class InitCommand : public Command {
   }
 
   ExitCode Run(const GlobalOptions&, console::Console& console) override {
-    if (Trim(model_).empty() || HasControlCharacter(model_))
+    if (Trim(model_).empty())
       return Fail(console, "init", Status::InvalidInput("--model must name a model"));
+    // The scenario says what is sent: a name a terminal or an editor would show otherwise than
+    // it is (a control, a bidi override, bytes that are not UTF-8) is not written into it.
+    if (!InitPrintable(model_))
+      return Fail(console, "init",
+                  Status::InvalidInput("--model " + InitShown(model_) +
+                                       " holds a character that does not show as itself (escaped "
+                                       "here); init writes only a name that does"));
     if (!api_key_env_.empty() &&
         (api_key_env_.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                         "0123456789_") != std::string::npos ||
@@ -84,29 +93,20 @@ class InitCommand : public Command {
         console.Line("  " + line);
     }
 
-    const std::vector<std::pair<std::string, std::string>> files = InitFiles(request);
-    for (const auto& [relative, text] : files) {
-      const fs::path path = fs::path(dir_) / relative;
-      std::error_code error;
-      fs::create_directories(path.parent_path(), error);
-      if (error)
-        return Fail(
-            console, "init",
-            Status::IoError("cannot make " + path.parent_path().string() + ": " + error.message()));
-      if (Status written = WriteFileAtomically(path.string(), text); !written.ok())
-        return Fail(console, "init", written);
-    }
+    // All or nothing: a failed write leaves no file that a second init would refuse to replace.
+    // The files must load as written; anything else is a fault of init's.
+    const InitFileList files = InitFiles(request);
+    const auto loads = [&](const std::string& staged) {
+      manifest::Diagnostics diagnostics;
+      if (manifest::LoadBundle(staged + "/scenario.yaml", diagnostics)) return Status::Ok();
+      console.Error(ReplaceAll(diagnostics.ToString(), staged, dir_));
+      return Status::Internal("the written scenario does not validate (a bug in init)");
+    };
+    if (Status written = WriteAllOrNothing(dir_, files, loads); !written.ok())
+      return Fail(console, "init", written);
     for (const std::string& line : InitAdjustments(request))
       console.Line("adjusted: " + line);
-
-    // The files must load as written; anything else is a fault of init's.
-    manifest::Diagnostics diagnostics;
     const std::string scenario = (fs::path(dir_) / "scenario.yaml").string();
-    if (!manifest::LoadBundle(scenario, diagnostics)) {
-      console.Error(diagnostics.ToString());
-      return Fail(console, "init",
-                  Status::Internal("the written scenario does not validate (a bug in init)"));
-    }
     console.Line("wrote " + std::to_string(files.size()) + " files into " + dir_ + ":");
     for (const auto& [relative, text] : files)
       console.Line("  " + relative);

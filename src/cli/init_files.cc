@@ -1,10 +1,15 @@
 #include "cli/init_files.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "base/strings.h"
 
 namespace stagegate::cli {
 namespace {
+
+constexpr int64_t kMaxTokens = 256;  // manifest.sampling.max_tokens, what each request asks for
 
 // A YAML double-quoted scalar: JSON's escapes are YAML's.
 std::string Quoted(const std::string& text) {
@@ -43,7 +48,9 @@ std::string Scenario(const InitRequest& r) {
       "  # serving_stack: \"vLLM 0.11, gateway 2.3\"\n"
       "  sampling:\n"
       "    temperature: 0\n"
-      "    max_tokens: 256\n\n"
+      "    max_tokens: " +
+      std::to_string(kMaxTokens) +
+      "\n\n"
       "seed: 1\n"
       "corpus: corpus                 # the corpus skeleton beside this file: replace its example "
       "tasks\n"
@@ -80,18 +87,24 @@ std::string Scenario(const InitRequest& r) {
        "# base_url (its own endpoint), path, headers or body (fields merged into every request).\n"
        "stages:\n"
        "  - name: bare                 # the model endpoint alone\n";
+  // Condition 3 judges the final stage: the stages before it need not be overloaded.
+  const std::string earlier_phases =
+      "    phases: [warmup, steady, burst]   # overload and recovery: the final stage's alone\n";
+  if (r.stages.back() != "bare") s += earlier_phases;
   if (Has(r, "retrieval"))
     s += "  - name: retrieval\n"
          "    capabilities: [retrieval]\n"
          "    # base_url: \"http://127.0.0.1:8080\"   # your application with retrieval on, e.g.\n"
          "    # headers: {X-Retrieval: \"on\"}        # or a header or body field your gateway "
-         "reads\n";
+         "reads\n" +
+         (r.stages.back() != "retrieval" ? earlier_phases : "");
   if (Has(r, "identity"))
     s += "  - name: identity\n"
          "    capabilities: [identity]\n"
          "    persona_credentials: true  # each task's persona token (personas.yaml token_env) as "
          "a bearer\n"
-         "    # base_url: \"http://127.0.0.1:8081\"\n";
+         "    # base_url: \"http://127.0.0.1:8081\"\n" +
+         (r.stages.back() != "identity" ? earlier_phases : "");
   if (Has(r, "tools"))
     s += "  - name: tools\n"
          "    capabilities: [tools]\n"
@@ -103,6 +116,7 @@ std::string Scenario(const InitRequest& r) {
   s += r.findings && r.findings->usage && !*r.findings->usage
            ? " (init found no usage in the stream)\n"
            : "\n";
+  const InitOverload overload = SizeOverload(r);
   s += "\n# Small loads to start with; raise them to the demand you expect (docs/metrics.md).\n"
        "phases:\n"
        "  warmup: {concurrency: 1, requests: 2}\n"
@@ -110,17 +124,34 @@ std::string Scenario(const InitRequest& r) {
        "  burst:  {rate: 1, arrival: gamma, burstiness: 0.5, duration_s: 10,\n"
        "           spikes: [{at_s: 3, duration_s: 2, rate: 4}]}\n"
        "  # sweep:    {search: auto, rate: 2, arrival: poisson, duration_s: 10}   # where it ends\n"
-       "  # overload: {rate: 40, arrival: constant, duration_s: 5}\n"
-       "  # recovery: {rate: 1, arrival: poisson, duration_s: 15, window_s: 3}\n\n"
+       "  # Condition 3 (recoverability): more than the application can take, to see it shed the\n"
+       "  # excess clearly (recovery: below), then the steady rate, to see latency come back.\n";
+  for (const std::string& line : Split(overload.basis, '\n'))
+    s += "  # " + line + "\n";
+  s += "  overload: {rate: " + FormatNumber(overload.rate) +
+       ", arrival: constant, duration_s: " + FormatNumber(overload.duration_s) +
+       ", requests: " + std::to_string(overload.requests) +
+       "}\n"
+       "  recovery: {rate: 1, arrival: constant, duration_s: 35, window_s: 5}   # watched past "
+       "max_recovery_s\n\n"
        "# Your latency budget: which tasks must finish promptly, and how promptly.\n"
        "thresholds:\n"
        "  latency:\n";
   if (Streams(r)) s += "    - {metric: ttft, percentile: 95, max_ms: 2000}\n";
   s += "    - {metric: e2e, percentile: 95, max_ms: 20000}\n"
        "  completion_rate: 0.99\n\n"
-       "# Independent reviewers score blinded answers (stagegate export, import).\n"
+       "# Condition 3, the overload part: how the excess must be refused, and how soon latency\n"
+       "# must be back within the thresholds above once the overload ends.\n"
+       "recovery:\n"
+       "  shed_statuses: [429, 503]\n"
+       "  require_retry_after: true\n"
+       "  max_shed_latency_ms: 500\n"
+       "  max_recovery_s: 30\n\n"
+       "# Independent reviewers score blinded answers (stagegate export, import). Under load one\n"
+       "# answer a task of the final stage is kept, at rest as many as asked: together they must\n"
+       "# reach min_scored_answers (stagegate validate says when they cannot).\n"
        "quality:\n"
-       "  samples: {at_rest: 4, under_load: 4}\n"
+       "  samples: {at_rest: 5, under_load: 5}\n"
        "  reviewers_per_answer: 2\n"
        "  min_scored_answers: 8\n"
        "  min_agreement: 0.6\n"
@@ -330,6 +361,43 @@ std::string Tasks(const InitRequest& r) {
 
 }  // namespace
 
+InitOverload SizeOverload(const InitRequest& request) {
+  InitOverload o;
+  const std::string fallback =
+      FormatNumber(o.rate) + " requests/s for " + FormatNumber(o.duration_s) + " s, at most " +
+      std::to_string(o.requests) +
+      ". If the run sheds nothing, raise the rate past what the application takes (a sweep\n"
+      "finds it): an overload it can take shows nothing.";
+  if (!request.findings) {
+    o.basis = "Sized without a probe (init --no-probe): " + fallback;
+    return o;
+  }
+  const EndpointFindings& f = *request.findings;
+  if (!f.answer_ms || !f.answer_tokens || *f.answer_tokens <= 0) {
+    o.basis = "init's probe timed no answer, so: " + fallback;
+    return o;
+  }
+  // Time per token as the answer took it (prefill and network included), so the time of one
+  // request alone is an upper bound: the rate it gives errs low, hence the factor of 256.
+  const double alone_s =
+      std::max(0.001, *f.answer_ms / 1000.0 / static_cast<double>(*f.answer_tokens) * kMaxTokens);
+  const double unbounded = std::ceil(256 / alone_s);
+  o.rate = std::clamp(unbounded, 10.0, 200.0);
+  o.duration_s = std::clamp(std::ceil(alone_s), 5.0, 30.0);
+  o.requests = std::llround(o.rate * o.duration_s);
+  o.probed = true;
+  o.basis = "Sized from init's probe: one answer of " + std::to_string(*f.answer_tokens) +
+            " tokens took " + FormatNumber(*f.answer_ms, 0) + " ms, so one of " +
+            std::to_string(kMaxTokens) + " tokens takes\nabout " + FormatNumber(alone_s, 2) +
+            " s alone. 256 of them in that time, more than a server running 256 at once at\n"
+            "the speed of one could finish, is " +
+            FormatNumber(unbounded) +
+            " requests/s; kept within 10 to 200 requests/s,\nfor that time kept within 5 to 30 s."
+            "\nIf the run sheds nothing, raise the rate: an overload the application can take "
+            "shows nothing.";
+  return o;
+}
+
 const std::vector<std::string>& InitStageNames() {
   static const std::vector<std::string> names = {"bare", "retrieval", "identity", "tools"};
   return names;
@@ -347,6 +415,10 @@ std::vector<std::pair<std::string, std::string>> InitFiles(const InitRequest& re
 std::vector<std::string> InitAdjustments(const InitRequest& request) {
   std::vector<std::string> lines;
   if (!request.findings || !request.findings->problem.empty()) return lines;
+  if (const InitOverload overload = SizeOverload(request); overload.probed)
+    lines.push_back("overload: " + FormatNumber(overload.rate) + " requests/s for " +
+                    FormatNumber(overload.duration_s) +
+                    " s, sized from the probe's answer (the scenario's comment says how)");
   if (!Streams(request))
     lines.push_back("stream: false, and no TTFT threshold: the server did not stream");
   if (Metrics(request))

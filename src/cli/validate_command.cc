@@ -1,6 +1,7 @@
 // `stagegate validate SCENARIO`: loads a scenario and everything it references, and prints either
 // its summary and fingerprint or every problem found.
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -235,6 +236,77 @@ void PrintSummary(console::Console& out, const Bundle& bundle, const Fingerprint
   out.Line("fingerprint  " + fingerprint.value);
 }
 
+// How to make the final stage run `kind`: define it, or list it in the stage's phases.
+std::string AddPhase(const Scenario& s, const EffectiveStage& final_stage, PhaseKind kind) {
+  const std::string name(NameOf(kind, kPhaseNames));
+  if (!s.FindPhase(kind)) return "add phases." + name;
+  return "list " + name + " in the phases of stage '" + final_stage.name + "'";
+}
+
+bool Runs(const EffectiveStage& stage, PhaseKind kind) {
+  return std::find(stage.phases.begin(), stage.phases.end(), kind) != stage.phases.end();
+}
+
+// Condition 2's note, when the answers a run sends to review cannot reach min_scored_answers:
+// under load one a task of the final stage's steady phase, at rest as many as asked (docs/cli.md,
+// "Quality samples").
+std::optional<std::string> TooFewSamples(const Bundle& bundle, const EffectiveStage& last) {
+  const Scenario& s = bundle.scenario;
+  const QualityThresholds& q = s.quality;
+  const bool steady = Runs(last, PhaseKind::kSteady);
+  const bool by_task = s.input.source == InputSource::kCorpus && bundle.corpus;
+  const int64_t tasks = by_task ? TasksSent(&*bundle.corpus, last) : 0;
+  const int64_t under_load = !steady   ? 0
+                             : by_task ? std::min(q.samples_under_load, tasks)
+                                       : q.samples_under_load;
+  const int64_t most = q.samples_at_rest + under_load;
+  if (most >= q.min_scored_answers) return std::nullopt;
+  return "condition 2 (quality) cannot be decided: at most " + std::to_string(most) +
+         " answers go to review (" + std::to_string(q.samples_at_rest) + " at rest, " +
+         (!steady ? std::string("none under load: the final stage runs no steady phase")
+                  : std::to_string(under_load) + " under load" +
+                        (by_task ? ": one a task of the final stage's " + std::to_string(tasks)
+                                 : std::string())) +
+         "), fewer than quality.min_scored_answers (" + std::to_string(q.min_scored_answers) +
+         "); raise quality.samples.at_rest or lower quality.min_scored_answers";
+}
+
+// For each release condition the scenario as written can never decide (its checks would stay
+// pending however the run went), why, and the key to add. Notes, not problems: a scenario may
+// leave a condition to another (a load test alone, say).
+std::vector<std::string> UndecidedConditions(const Bundle& bundle) {
+  const Scenario& s = bundle.scenario;
+  const std::vector<EffectiveStage> stages = EffectiveStages(s);
+  if (stages.empty()) return {};
+  const EffectiveStage& last = stages.back();
+  const std::string final_stage = "stage '" + last.name + "', the final one,";
+  std::vector<std::string> notes;
+  if (!Runs(last, PhaseKind::kSteady) && !Runs(last, PhaseKind::kBurst))
+    notes.push_back("condition 1 (responsiveness) cannot be decided: " + final_stage +
+                    " runs no steady or burst phase; " + AddPhase(s, last, PhaseKind::kSteady));
+  else if (s.thresholds.latency.empty())
+    notes.push_back(
+        "condition 1 (responsiveness) cannot judge latency, only completion: no latency "
+        "threshold; add thresholds.latency (e.g. - {metric: e2e, percentile: 95, max_ms: 20000})");
+  if (!bundle.rubric)
+    notes.push_back(
+        "condition 2 (quality) cannot be decided: no rubric to score answers on; add rubric "
+        "(a rubric file) and a quality section");
+  else if (std::optional<std::string> note = TooFewSamples(bundle, last))
+    notes.push_back(*note);
+  if (!Runs(last, PhaseKind::kOverload))
+    notes.push_back("condition 3 (recoverability) cannot be decided: " + final_stage +
+                    " runs no overload phase; " + AddPhase(s, last, PhaseKind::kOverload) +
+                    " (a rate above what the application can take, e.g. {rate: 40, arrival: "
+                    "constant, duration_s: 5})");
+  if (!Runs(last, PhaseKind::kRecovery))
+    notes.push_back("condition 3 (recoverability) cannot be decided: " + final_stage +
+                    " runs no recovery phase after the overload; " +
+                    AddPhase(s, last, PhaseKind::kRecovery) +
+                    " (e.g. {rate: 1, arrival: constant, duration_s: 35, window_s: 5})");
+  return notes;
+}
+
 class ValidateCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
@@ -256,11 +328,13 @@ class ValidateCommand : public Command {
       if (!problems.empty()) return ExitCode::kInvalidInput;
     }
     Fingerprint fingerprint = ComputeFingerprint(*bundle);
+    const std::vector<std::string> notes = UndecidedConditions(*bundle);
     if (json_) {
       nlohmann::json out = {{"fingerprint", fingerprint.value},
                             {"corpus_sha256", fingerprint.corpus_sha},
                             {"rubric_sha256", fingerprint.rubric_sha},
-                            {"scenario", CanonicalScenario(*bundle)}};
+                            {"scenario", CanonicalScenario(*bundle)},
+                            {"notes", notes}};
       console.Line(out.dump(2));
     } else {
       PrintSummary(console, *bundle, fingerprint);
@@ -268,8 +342,10 @@ class ValidateCommand : public Command {
       if (input.dataset)
         console.Line("dataset      " + input.dataset->Describe(
                                            scenario::InputDatasetOptions(bundle->scenario.input)));
+      for (const std::string& note : notes)
+        console.Line("note         " + note);
     }
-    return ExitCode::kOk;
+    return ExitCode::kOk;  // a note is not a problem
   }
 
  private:
