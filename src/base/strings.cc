@@ -272,48 +272,64 @@ bool IsLayoutControl(uint32_t c) {
          (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029;
 }
 
+namespace {
+
+bool ShownEscaped(uint32_t c) {
+  return c < 0x20 || c == 0x7f || IsLayoutControl(c);
+}
+
+std::string ByteEscape(unsigned char byte) {
+  constexpr char kHex[] = "0123456789abcdef";
+  return std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+}
+
+std::string CodePointEscape(uint32_t c) {
+  if (c == '\n') return "\\n";
+  if (c == '\r') return "\\r";
+  if (c == '\t') return "\\t";
+  if (c < 0x80) return ByteEscape(static_cast<unsigned char>(c));
+  char text[16];
+  std::snprintf(text, sizeof text, "\\u{%x}", static_cast<unsigned>(c));
+  return text;
+}
+
+// What ShownText prints for the sequence at the start of `text`, and how many bytes it takes.
+std::pair<std::string, size_t> NextShown(std::string_view text) {
+  const Utf8Sequence sequence = NextUtf8Sequence(text);
+  if (!sequence.valid) {
+    std::string out;
+    for (size_t i = 0; i < sequence.length; ++i)
+      out += ByteEscape(static_cast<unsigned char>(text[i]));
+    return {out, sequence.length};
+  }
+  const std::string_view piece = text.substr(0, sequence.length);
+  const uint32_t c = Utf8CodePoint(piece);
+  return {ShownEscaped(c) ? CodePointEscape(c) : std::string(piece), sequence.length};
+}
+
+}  // namespace
+
 std::string ShownText(std::string_view text, size_t max_bytes) {
   std::string out;
   size_t at = 0;
-  char escape[16];
-  while (at < text.size() && out.size() < max_bytes) {
-    const auto c = static_cast<unsigned char>(text[at]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-      ++at;
-      continue;
-    }
-    if (c < 0x80) {
-      if (c == '\n') {
-        out += "\\n";
-      } else if (c == '\t') {
-        out += "\\t";
-      } else if (c == '\r') {
-        out += "\\r";
-      } else {
-        std::snprintf(escape, sizeof escape, "\\x%02x", c);
-        out += escape;
-      }
-      ++at;
-      continue;
-    }
-    const Utf8Sequence sequence = NextUtf8Sequence(text.substr(at));
-    const std::string_view part = text.substr(at, sequence.length);
-    if (!sequence.valid) {
-      for (unsigned char b : part) {
-        std::snprintf(escape, sizeof escape, "\\x%02x", b);
-        out += escape;
-      }
-    } else if (const uint32_t code_point = Utf8CodePoint(part); IsLayoutControl(code_point)) {
-      std::snprintf(escape, sizeof escape, "\\u{%04x}", code_point);
-      out += escape;
-    } else {
-      out += part;
-    }
-    at += sequence.length;
+  while (at < text.size()) {
+    auto [piece, length] = NextShown(text.substr(at));
+    if (out.size() + piece.size() > max_bytes) break;
+    out += piece;
+    at += length;
   }
   if (at < text.size()) out += "... (" + std::to_string(text.size() - at) + " more bytes)";
   return out;
+}
+
+bool IsShownAsIs(std::string_view text) {
+  for (size_t at = 0; at < text.size();) {
+    const Utf8Sequence sequence = NextUtf8Sequence(text.substr(at));
+    if (!sequence.valid || ShownEscaped(Utf8CodePoint(text.substr(at, sequence.length))))
+      return false;
+    at += sequence.length;
+  }
+  return true;
 }
 
 std::optional<std::string> DisplayTextProblem(std::string_view text, bool allow_line_breaks) {

@@ -85,11 +85,17 @@ uint32_t Utf8CodePoint(std::string_view sequence);
 /// separators U+2028 and U+2029, and the C1 controls U+0080 to U+009F (0x9B is a terminal's CSI).
 bool IsLayoutControl(uint32_t code_point);
 
-/// `text` as it may be shown on a terminal or in a log, from a server or a user: control
-/// characters, layout controls and ill-formed bytes written as escapes (\n, \t, \x1b,
-/// \u{202e}, \xff), cut after about `max_bytes` at a character's end with how much was left out.
-/// Plain printable text comes back as it is.
+/// `text` (from a server or a user, so anything at all) as it may be printed on one line of a
+/// terminal or a log, harmless to both. C0 controls, DEL and C1 controls are escaped (`\n`, `\r`,
+/// `\t`, `\x1b`, `\x00`, `\u{85}`), as are the layout controls (IsLayoutControl) and every byte
+/// that is not well-formed UTF-8 (`\xff`). Past `max_bytes` of output the rest is left out as
+/// "... (N more bytes)", N counted in `text`'s bytes; an escape or a character is never cut.
+/// Secrets are not its business: redact before.
 std::string ShownText(std::string_view text, size_t max_bytes = 200);
+
+/// Whether ShownText shows `text` as it is (its length aside): well-formed UTF-8 without any
+/// character it escapes. What is written into a file from outside must be.
+bool IsShownAsIs(std::string_view text);
 
 /// `text` with each ill-formed part (NextUtf8Sequence) replaced by U+FFFD: valid UTF-8 that
 /// every strict reader of JSON, CSV or HTML accepts. Valid text comes back unchanged.

@@ -8,7 +8,6 @@
 #include "base/redact.h"
 #include "base/strings.h"
 #include "base/token_estimate.h"
-#include "cli/init_shown.h"
 #include "http/blocking_call.h"
 #include "http/openai_request.h"
 #include "http/openai_stream.h"
@@ -156,13 +155,13 @@ EndpointFindings ProbeEndpoint(const std::string& base_url, const std::string& m
 std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::string& model) {
   std::vector<std::string> lines;
   if (!f.problem.empty()) {
-    lines.push_back("could not reach " + f.base_url + ": " + InitShown(f.problem));
+    lines.push_back("could not reach " + f.base_url + ": " + ShownText(f.problem));
     lines.push_back(
         "the scenario is written for a streaming server with usage and no /metrics; run init "
         "again into an empty folder once the server is up, or edit target: by hand");
     return lines;
   }
-  const std::string shown_model = InitShown(model);
+  const std::string shown_model = ShownText(model);
   std::string listed = "model list (/v1/models): ";
   if (!f.models_listed || !*f.models_listed) {
     listed += "none";
@@ -171,14 +170,14 @@ std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::
   } else {
     std::vector<std::string> shown;
     for (size_t i = 0; i < f.models.size() && i < kShownModels; ++i)
-      shown.push_back(InitShown(f.models[i]));
+      shown.push_back(ShownText(f.models[i]));
     listed += Join(shown, ", ");
     if (f.models.size() > kShownModels)
       listed += " and " + std::to_string(f.models.size() - kShownModels) + " more";
     if (std::find(f.models.begin(), f.models.end(), model) == f.models.end())
       listed += " (" + shown_model + " is not among them)";
-    const auto unprintable = std::count_if(
-        f.models.begin(), f.models.end(), [](const std::string& id) { return !InitPrintable(id); });
+    const auto unprintable = std::count_if(f.models.begin(), f.models.end(),
+                                           [](const std::string& id) { return !IsShownAsIs(id); });
     if (unprintable > 0)
       listed += "; " + std::to_string(unprintable) +
                 (unprintable == 1 ? " id holds" : " ids hold") +
@@ -189,7 +188,7 @@ std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::
   lines.push_back(
       "model name " + shown_model + ": " +
       YesNo(f.model_accepted, "accepted",
-            "refused (" + InitShown(f.refusal) + "): set target.model to a name it accepts"));
+            "refused (" + ShownText(f.refusal) + "): set target.model to a name it accepts"));
   lines.push_back("streaming: " + YesNo(f.streams, "works (TTFT and ITL can be measured)",
                                         "no: the scenario sets stream: false and judges e2e "
                                         "latency only"));
@@ -202,7 +201,7 @@ std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::
   if (f.answer_ms && f.answer_tokens)
     lines.push_back("one answer alone: " + std::to_string(*f.answer_tokens) + " tokens in " +
                     FormatNumber(*f.answer_ms, 0) + " ms");
-  if (!f.answer.empty()) lines.push_back("its answer began: \"" + InitShown(f.answer) + "\"");
+  if (!f.answer.empty()) lines.push_back("its answer began: \"" + ShownText(f.answer) + "\"");
   return lines;
 }
 

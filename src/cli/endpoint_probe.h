@@ -10,7 +10,7 @@ namespace stagegate::cli {
 /// match. Each answer is absent when the probe could not tell (the server was not reached).
 /// Every text that came from the server (ids, refusal, answer) holds the probe's API key nowhere:
 /// it is redacted (Redactor) before the findings are returned. It is otherwise as the server sent
-/// it, controls and all: show it through InitShown (cli/init_shown.h).
+/// it, controls and all: show it through ShownText (base/strings.h).
 struct EndpointFindings {
   std::string base_url;  // as probed: no trailing '/' nor '/v1'
   std::string problem;   // why the endpoint could not be probed at all; "" when it could
@@ -41,7 +41,7 @@ EndpointFindings ProbeEndpoint(const std::string& base_url, const std::string& m
                                const std::string& api_key, int64_t timeout_ms);
 
 /// The findings as lines for a person: what was found and what it means for a run. Each text
-/// from the server is shown through InitShown (escaped, cut), a long model list cut too.
+/// from the server is shown through ShownText (escaped, cut), a long model list cut too.
 std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::string& model);
 
 }  // namespace stagegate::cli

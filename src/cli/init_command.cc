@@ -10,7 +10,6 @@
 #include "cli/command.h"
 #include "cli/endpoint_probe.h"
 #include "cli/init_files.h"
-#include "cli/init_shown.h"
 #include "cli/init_writer.h"
 #include "cli/stored_run.h"
 #include "manifest/bundle.h"
@@ -49,9 +48,9 @@ class InitCommand : public Command {
       return Fail(console, "init", Status::InvalidInput("--model must name a model"));
     // The scenario says what is sent: a name a terminal or an editor would show otherwise than
     // it is (a control, a bidi override, bytes that are not UTF-8) is not written into it.
-    if (!InitPrintable(model_))
+    if (!IsShownAsIs(model_))
       return Fail(console, "init",
-                  Status::InvalidInput("--model " + InitShown(model_) +
+                  Status::InvalidInput("--model " + ShownText(model_) +
                                        " holds a character that does not show as itself (escaped "
                                        "here); init writes only a name that does"));
     if (!api_key_env_.empty() &&

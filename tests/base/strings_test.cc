@@ -9,6 +9,7 @@ namespace stagegate {
 namespace {
 
 using Strings = std::vector<std::string>;
+using namespace std::string_literals;
 
 TEST_CASE("EditDistance counts insertions, deletions and substitutions", "[strings]") {
   CHECK(EditDistance("", "") == 0u);
@@ -172,22 +173,53 @@ TEST_CASE("CsvField neutralises text a spreadsheet would run as a formula", "[ba
         std::vector<std::string>{"'=1,2", "x"});
 }
 
-TEST_CASE("ShownText escapes what a terminal would act on and cuts long text", "[strings]") {
-  CHECK(ShownText("plain text, caf\xC3\xA9 \xF0\x9F\x99\x82") ==
-        "plain text, caf\xC3\xA9 \xF0\x9F\x99\x82");
-  CHECK(ShownText("a\nb\tc\rd") == "a\\nb\\tc\\rd");
-  CHECK(ShownText(std::string("nul\0here", 8)) == "nul\\x00here");
-  CHECK(ShownText("\x1b]0;title\x07\x1b[2J") == "\\x1b]0;title\\x07\\x1b[2J");
-  // C1 controls (U+009B is a terminal's CSI), bidi overrides and line separators.
-  CHECK(ShownText("a\xC2\x9B"
-                  "31mb") == "a\\u{009b}31mb");
-  CHECK(ShownText("admin\xE2\x80\xAEnimda") == "admin\\u{202e}nimda");
-  CHECK(ShownText("one\xE2\x80\xA8two\xE2\x81\xA6") == "one\\u{2028}two\\u{2066}");
-  CHECK(ShownText("bad \xFF\xC3 end") == "bad \\xff\\xc3 end");
-  // Cut at a character's end, saying how much was left out.
-  const std::string shown = ShownText(std::string(100'000, 'x'), 200);
-  CHECK(shown == std::string(200, 'x') + "... (99800 more bytes)");
-  CHECK(ShownText("\xC3\xA9\xC3\xA9\xC3\xA9", 3) == "\xC3\xA9\xC3\xA9... (2 more bytes)");
+TEST_CASE("ShownText escapes what a terminal would act on and keeps the rest", "[strings]") {
+  CHECK(ShownText("llama-3-8b \"v2\" \\ caf\xC3\xA9 \xE4\xB8\xAD") ==
+        "llama-3-8b \"v2\" \\ caf\xC3\xA9 \xE4\xB8\xAD");
+  CHECK(ShownText("a\nb\rc\td") == "a\\nb\\rc\\td");
+  CHECK(ShownText("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m");
+  CHECK(ShownText("a\0b"s) == "a\\x00b");
+  CHECK(ShownText("del\x7f") == "del\\x7f");
+  // C1 controls: U+009B is CSI, an escape sequence in one character.
+  CHECK(ShownText("\xC2\x9B"
+                  "31m \xC2\x85") == "\\u{9b}31m \\u{85}");
+  // Bidi embeddings, overrides, isolates and marks; line and paragraph separators.
+  CHECK(ShownText("abc\xE2\x80\xAE"
+                  "fed") == "abc\\u{202e}fed");
+  CHECK(ShownText("\xE2\x80\xAA\xE2\x80\xAB\xE2\x80\xAC\xE2\x80\xAD") ==
+        "\\u{202a}\\u{202b}\\u{202c}\\u{202d}");
+  CHECK(ShownText("\xE2\x81\xA6\xE2\x81\xA7\xE2\x81\xA8\xE2\x81\xA9") ==
+        "\\u{2066}\\u{2067}\\u{2068}\\u{2069}");
+  CHECK(ShownText("\xE2\x80\x8E\xE2\x80\x8F\xD8\x9C") == "\\u{200e}\\u{200f}\\u{61c}");
+  CHECK(ShownText("a\xE2\x80\xA8"
+                  "b\xE2\x80\xA9"
+                  "c") == "a\\u{2028}b\\u{2029}c");
+  // What is not UTF-8, byte by byte: a lone continuation, a truncated sequence, an overlong form.
+  CHECK(ShownText("\x80x\xE2\x80y\xC0\xAF") == "\\x80x\\xe2\\x80y\\xc0\\xaf");
+}
+
+TEST_CASE("ShownText cuts long text, never inside an escape or a character, and counts the rest",
+          "[strings]") {
+  const std::string long_id(100'000, 'm');
+  CHECK(ShownText(long_id, 200) == std::string(200, 'm') + "... (99800 more bytes)");
+  CHECK(ShownText(std::string(200, 'm'), 200) == std::string(200, 'm'));
+  // 199 bytes, then an escape of 4 that does not fit: cut before it, not in it.
+  CHECK(ShownText(std::string(199, 'm') + "\x1b" + "xyz") ==
+        std::string(199, 'm') + "... (4 more bytes)");
+  // 199 bytes, then a character of 2 bytes: cut before it.
+  CHECK(ShownText(std::string(199, 'm') + "\xC3\xA9") ==
+        std::string(199, 'm') + "... (2 more bytes)");
+  CHECK(ShownText("abcdef", 3) == "abc... (3 more bytes)");
+  CHECK(ShownText("") == "");
+}
+
+TEST_CASE("IsShownAsIs is true exactly when ShownText shows text as it is", "[strings]") {
+  for (const std::string& text :
+       {"llama-3-8b"s, "org/model \"v2\": # {x} [y] \\ 'z' \xC3\xA9"s, ""s, "a b"s})
+    CHECK(IsShownAsIs(text));
+  for (const std::string& text : {"a\nb"s, "\x1b[2J"s, "a\0b"s, "\xC2\x9B"s, "x\xE2\x80\xAE"s,
+                                  "\xE2\x81\xA6"s, "\xE2\x80\xA8"s, "\xff"s, "\t"s})
+    CHECK_FALSE(IsShownAsIs(text));
 }
 
 TEST_CASE("IsLayoutControl is true of the characters that reorder or break shown text",
