@@ -57,6 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (e.line < 1 || e.line > lines) Fail("an entry starts on a line the file does not have");
     if (!e.messages.empty() && e.messages.back().role != "user")
       Fail("a conversation that does not end in a user turn");
+    for (const load::DatasetMessage& m : e.messages)
+      if (m.role != "system" && m.role != "developer" && m.role != "user" &&
+          m.role != "assistant" && m.role != "tool")
+        Fail("a message of an unknown role");
     size_t bytes = e.prompt.size();
     int64_t tokens = e.messages.empty() ? stagegate::EstimateTokens(e.prompt) : 0;
     for (const load::DatasetMessage& m : e.messages) {

@@ -192,8 +192,20 @@ void ReadPromptEntry(const json& object, DatasetEntry& entry, std::vector<std::s
                            ShownJson(message));
         continue;
       }
-      entry.messages.push_back({role->get<std::string>(), content->get<std::string>()});
+      const std::string& name = role->get_ref<const std::string&>();
+      if (name != "system" && name != "developer" && name != "user" && name != "assistant" &&
+          name != "tool") {
+        problems.push_back(where + ": unknown role " + ShownJson(*role) +
+                           " (system, developer, user, assistant or tool)");
+        continue;
+      }
+      entry.messages.push_back({name, content->get<std::string>()});
     }
+    if (problems.empty() && !entry.messages.empty() && entry.messages.back().role != "user")
+      problems.push_back(
+          "'messages' must end in a user turn (the one the reply answers); the "
+          "last is " +
+          entry.messages.back().role + "'s");
   } else {
     problems.push_back("expected 'prompt' or 'messages'");
   }

@@ -147,6 +147,24 @@ TEST_CASE("every bad jsonl line is named with what is wrong", "[dataset]") {
         "d.jsonl:11: not UTF-8 (byte 16 of the line)");
 }
 
+// Found by the dataset fuzz target: a role misspelt ("usev") was sent as it was, and an entry
+// whose last turn was not the user's was kept although the reply answers the last user turn.
+TEST_CASE("messages of an unknown role, or not ending in a user turn, are named", "[dataset]") {
+  DatasetLoad load = Parse(
+      "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
+      "{\"role\": \"usev\", \"content\": \"What is 2+2?\"}]}\n"
+      "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, "
+      "{\"role\": \"assistant\", \"content\": \"Hello\"}]}\n"
+      "{\"messages\": [{\"role\": \"developer\", \"content\": \"d\"}, "
+      "{\"role\": \"user\", \"content\": \"ok\"}]}\n");
+  CHECK_FALSE(load.dataset);
+  CHECK(load.Message() ==
+        "d.jsonl:1: 'messages[1]': unknown role \"usev\" (system, developer, user, assistant or "
+        "tool)\n"
+        "d.jsonl:2: 'messages' must end in a user turn (the one the reply answers); the last is "
+        "assistant's");
+}
+
 TEST_CASE("a bad sharegpt entry is named by the line it starts on", "[dataset]") {
   const std::string text =
       "[\n"
