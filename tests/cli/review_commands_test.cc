@@ -672,6 +672,10 @@ TEST_CASE("a judge reply that is not scores leaves the answer unscored and says 
 TEST_CASE("export refuses what it cannot do", "[cli][review]") {
   testing::TempDir dir;
   SECTION("an unknown run") {
+    Ran none = Export(dir, "run-nope");  // no store yet: none is made
+    CHECK(none.exit_code == 2);
+    CHECK(none.err.find("no store there") != std::string::npos);
+    REQUIRE(store::Store::Open(dir / "store.db").ok());
     Ran ran = Export(dir, "run-nope");
     CHECK(ran.exit_code == 2);
     CHECK(ran.err.find("no run run-nope in") != std::string::npos);

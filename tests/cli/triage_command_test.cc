@@ -14,6 +14,7 @@
 
 #include "base/strings.h"
 #include "store/sqlite.h"
+#include "store/store.h"
 #include "test_util.h"
 
 namespace stagegate::cli {
@@ -346,6 +347,12 @@ TEST_CASE("triage refuses an unknown class or run, naming what it knows", "[cli]
   CHECK(ran.err ==
         "stagegate triage: unknown class 'broken'; the classes are shed, error, "
         "denied, tool-failure, wrong, slow, ok\n");
+  ran = testing::RunStagegate(dir, {"triage", "run-x"});
+  CHECK(ran.exit_code == 2);
+  CHECK(ran.err == "stagegate triage: " + dir / "store.db" +
+                       ": no store there (a run makes one; --db names another)\n");
+  CHECK_FALSE(std::filesystem::exists(dir / "store.db"));
+  REQUIRE(store::Store::Open(dir / "store.db").ok());
   ran = testing::RunStagegate(dir, {"triage", "run-x"});
   CHECK(ran.exit_code == 2);
   CHECK(ran.err == "stagegate triage: no run run-x in " + dir / "store.db" + "\n");
