@@ -33,10 +33,6 @@ class CompensatedSum {
 
 }  // namespace
 
-bool IsCarriedPercentile(double p) {
-  return std::find(kPercentiles.begin(), kPercentiles.end(), p) != kPercentiles.end();
-}
-
 double Summary::Percentile(double p) const {
   for (size_t i = 0; i < kPercentiles.size(); ++i) {
     if (kPercentiles[i] == p) return percentiles[i];

@@ -93,7 +93,9 @@ TEST_CASE("SimilarGroups are the connected components of every similar pair",
         if (members.size() > 1) expected.push_back(members);
 
       std::vector<std::vector<size_t>> got;
-      for (const auto& [members, similarity] : SimilarGroups(sets, threshold)) {
+      for (const auto& group : SimilarGroups(sets, threshold)) {
+        const std::vector<size_t>& members = group.first;
+        const double similarity = group.second;
         got.push_back(members);
         if (members.size() == 2) {
           // A two-set group's similarity is its one pair's.
