@@ -6,7 +6,6 @@
 #include <iterator>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include "base/strings.h"
 
@@ -136,27 +135,6 @@ class Groups {
 };
 
 }  // namespace
-
-std::vector<std::tuple<size_t, size_t, double>> SimilarPairs(
-    const std::vector<std::set<std::string>>& sets, double threshold) {
-  const std::vector<std::vector<int32_t>> ranked = RankWords(sets);
-  std::map<int32_t, std::vector<size_t>> index;  // word -> sets whose prefix holds it
-  std::vector<std::tuple<size_t, size_t, double>> pairs;
-  for (size_t j = 0; j < ranked.size(); ++j) {
-    const std::vector<int32_t>& y = ranked[j];
-    std::set<size_t> candidates;
-    for (size_t k = 0; k < PrefixLength(threshold, y.size()); ++k) {
-      std::vector<size_t>& holders = index[y[k]];
-      candidates.insert(holders.begin(), holders.end());
-      holders.push_back(j);
-    }
-    for (size_t i : candidates)
-      if (const double similarity = Jaccard(ranked[i], y, threshold); similarity >= threshold)
-        pairs.emplace_back(i, j, similarity);
-  }
-  std::sort(pairs.begin(), pairs.end());
-  return pairs;
-}
 
 std::vector<std::pair<std::vector<size_t>, double>> SimilarGroups(
     const std::vector<std::set<std::string>>& sets, double threshold) {

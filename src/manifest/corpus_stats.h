@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "manifest/corpus.h"
@@ -46,19 +45,12 @@ inline constexpr size_t kMaxCompared = 20'000;
 inline constexpr size_t kShownGroups = 10;
 inline constexpr size_t kShownIds = 10;
 
-/// The pairs (i, j, Jaccard index), i < j, of `sets` whose Jaccard index is at least
-/// `threshold` (0 < threshold <= 1), in (i, j) order; empty sets pair with nothing. Only pairs
-/// whose rarest words meet are measured (a prefix filter), so a corpus of many distinct prompts
-/// costs far less than every pair. The pairs can be as many as the square of the sets: for
-/// tests and small inputs.
-std::vector<std::tuple<size_t, size_t, double>> SimilarPairs(
-    const std::vector<std::set<std::string>>& sets, double threshold);
-
 /// The groups of `sets` joined by pairs of Jaccard index at least `threshold`: the connected
 /// components, of two or more sets, of the graph whose edges are those pairs, each in ascending
 /// order, ordered by their first set. Empty sets join nothing. Each pair of a group is measured
 /// at most once and a set's pairs stop at its group, so memory is linear and many alike prompts
-/// cost little; the pairs themselves are not kept. `similarity` of a two-set group is its pair's.
+/// cost little; the pairs themselves are not kept. Only pairs whose rarest words meet are
+/// measured (a prefix filter). `similarity` of a two-set group is its pair's.
 std::vector<std::pair<std::vector<size_t>, double>> SimilarGroups(
     const std::vector<std::set<std::string>>& sets, double threshold);
 
