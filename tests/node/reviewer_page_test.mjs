@@ -322,6 +322,29 @@ async function waitForFirstTwo(page, levelA, levelB, what) {
 // The notice a page shows, or '' when it shows none.
 const noticeOf = (page) => page.$eval('#notice', (n) => (n.hidden ? '' : n.textContent));
 
+// What the page's localStorage keeps, for a failure's message: each key with the scores of its
+// save, item by item, or how it fails to read. It tells a save that never reached storage from
+// one the page did not read back.
+const keptOf = (page) => page.evaluate(() => {
+  try {
+    const out = [];
+    for (let i = 0; i < localStorage.length; ++i) {
+      const key = localStorage.key(i);
+      const text = localStorage.getItem(key);
+      let scores;
+      try {
+        scores = JSON.parse(text).items.map((entry) => (entry.scores || []).map((s) => s[1]));
+      } catch (e) {
+        scores = `${text.length} characters that do not parse`;
+      }
+      out.push(`${key}: ${JSON.stringify(scores)}`);
+    }
+    return out.length ? out.join('; ') : 'nothing';
+  } catch (e) {
+    return `unreadable (${e.message})`;
+  }
+});
+
 // The same packet in two tabs, scoring in turn: each tab shows the other's scores as they are
 // given, and what is kept at the end has both (the last save used to win).
 async function checkTwoTabs(browser, criteria) {
@@ -347,7 +370,8 @@ async function checkTwoTabs(browser, criteria) {
   const got = await marks(first);
   check(got.pressed[0] === levelA && got.pressed[1] === levelB,
         `after both tabs scored, the first tab shows ${JSON.stringify(got.pressed)}, expected ` +
-        `${levelA} and ${levelB} for the first two criteria (notice: "${await noticeOf(first)}")`);
+        `${levelA} and ${levelB} for the first two criteria (notice: "${await noticeOf(first)}"; ` +
+        `kept: ${await keptOf(first)})`);
   await context.close();
   checkIncidents('two tabs');
 }
@@ -382,7 +406,8 @@ async function checkStaleTab(browser, criteria) {
   const got = await marks(first);
   check(got.pressed[0] === levelA && got.pressed[1] === levelB,
         `after a stale tab saved, the first tab shows ${JSON.stringify(got.pressed)}, expected ` +
-        `${levelA} and ${levelB} for the first two criteria (notice: "${await noticeOf(first)}")`);
+        `${levelA} and ${levelB} for the first two criteria (notice: "${await noticeOf(first)}"; ` +
+        `kept: ${await keptOf(first)})`);
   await context.close();
   checkIncidents('stale tab');
 }
