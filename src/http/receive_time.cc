@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -18,6 +19,9 @@ struct LastReceive {
 };
 
 thread_local LastReceive last_receive;
+
+// A wait for the kernel's stamping ran out once: it is not coming in this process.
+std::atomic<bool> stamping_never_came{false};
 
 int64_t Nanoseconds(clockid_t clock) {
   timespec now{};
@@ -82,6 +86,7 @@ ReceiveStampingOn::ReceiveStampingOn(int wait_ms) {
   if (server_ < 0) return;
   const timeval limit{.tv_sec = 1, .tv_usec = 0};
   setsockopt(client_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  if (stamping_never_came.load()) wait_ms = 0;
   const int64_t give_up = Nanoseconds(CLOCK_MONOTONIC) + int64_t{wait_ms} * 1'000'000;
   char byte = 0;
   do {
@@ -89,6 +94,7 @@ ReceiveStampingOn::ReceiveStampingOn(int wait_ms) {
     on_ = LastReceiveRealtimeNs(client_).has_value();
     if (!on_) usleep(1000);
   } while (!on_ && Nanoseconds(CLOCK_MONOTONIC) < give_up);
+  if (!on_) stamping_never_came.store(true);
   ForgetLastReceive();
 }
 

@@ -37,11 +37,13 @@ int64_t RealtimeToSteadyNs(int64_t realtime_ns, int64_t steady_now_ns);
 /// Keeps the kernel's receive stamping switched on while it lives. The kernel switches stamping
 /// on a moment after the first socket asks for it (a deferred job), and packets that arrive in
 /// between carry no stamp; so this asks on a loopback connection of its own and waits, up to
-/// `wait_ms`, until a byte sent over it comes back stamped. The connection stays open, so
-/// stamping stays on for every other socket until this is destroyed.
+/// `wait_ms`, until a byte sent over it comes back stamped. The job is quick on an idle machine
+/// and took over 200 ms on a loaded one, hence the long limit; once a wait has run out in a
+/// process, later ones try once and do not wait. The connection stays open, so stamping stays
+/// on for every other socket until this is destroyed.
 class ReceiveStampingOn {
  public:
-  explicit ReceiveStampingOn(int wait_ms = 200);
+  explicit ReceiveStampingOn(int wait_ms = 2000);
   ~ReceiveStampingOn();
   ReceiveStampingOn(const ReceiveStampingOn&) = delete;
   ReceiveStampingOn& operator=(const ReceiveStampingOn&) = delete;
