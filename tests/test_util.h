@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,10 +15,12 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/status.h"
 #include "base/strings.h"
+#include "store/sqlite.h"
 
 namespace stagegate::testing {
 
@@ -136,6 +140,41 @@ inline Ran RunStagegate(const TempDir& dir, std::vector<std::string> args,
   ran.out = ReadText(out_path);
   ran.err = ReadText(err_path);
   return ran;
+}
+
+/// Whether `condition` came to hold within `deadline_s` seconds, asked every 10 ms: how a test
+/// waits for something to happen, never for a fixed time.
+inline bool WaitUntil(const std::function<bool()>& condition, double deadline_s = 60) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(deadline_s);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+/// The number `sql` (a SELECT COUNT) gives over the store at `db` while another process writes
+/// it, or -1 while it cannot be read: not made yet, its tables not there yet, or locked.
+inline int64_t CountInStore(const std::string& db, const std::string& sql) {
+  if (!std::filesystem::exists(db)) return -1;
+  auto database = store::Database::Open(db, /*create=*/false);
+  if (!database.ok()) return -1;
+  auto query = store::Statement::Prepare(**database, sql);
+  if (!query.ok() || !query->Step()) return -1;
+  return query->Int(0);
+}
+
+/// An `on_started` for RunStagegate that sends `signal` once `sql` counts at least `at_least` in
+/// the store at `db`: a signal at a moment the test names, not after a fixed time. When that
+/// has not happened within 60 s, the test fails and the process is killed.
+inline std::function<void(pid_t)> SignalWhen(std::string db, std::string sql, int64_t at_least,
+                                             int signal) {
+  return [db = std::move(db), sql = std::move(sql), at_least, signal](pid_t pid) {
+    const bool reached = WaitUntil([&] { return CountInStore(db, sql) >= at_least; });
+    if (!reached) FAIL_CHECK("within 60 s, " << sql << " never reached " << at_least);
+    kill(pid, reached ? signal : SIGKILL);
+  };
 }
 
 }  // namespace stagegate::testing

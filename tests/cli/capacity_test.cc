@@ -78,6 +78,8 @@ Ran Profile(const testing::TempDir& dir, const sim::SimServer& sim, std::vector<
   return testing::RunStagegate(dir, std::move(full), on_started);
 }
 
+// [serial]: the real-time witness of the capacity search; the reference application's ceiling is
+// its simulated GPU's, but whether the client keeps up with it depends on the cores it gets.
 TEST_CASE("profile --search finds the sustained capacity of two applications, one twice as fast",
           "[cli][capacity][slow][serial]") {
   for (const double step_ms : {20.0, 10.0}) {
@@ -211,10 +213,10 @@ TEST_CASE("A level too short to tell is inconclusive, never a pass", "[cli][capa
 TEST_CASE("A profile killed mid-level keeps the records it completed", "[cli][capacity]") {
   auto sim = StartSim(BatchingProfile(20));
   testing::TempDir dir;
-  Ran ran = Profile(dir, *sim, {"--concurrency", "4", "--duration", "60"}, [](pid_t pid) {
-    usleep(3'000'000);
-    kill(pid, SIGKILL);
-  });
+  // Killed once the level has stored ten requests.
+  Ran ran =
+      Profile(dir, *sim, {"--concurrency", "4", "--duration", "60"},
+              testing::SignalWhen(dir / "store.db", "SELECT COUNT(*) FROM requests", 10, SIGKILL));
   CHECK(ran.exit_code == -1);  // killed: no exit code
   auto store = store::Store::Open(dir / "store.db");
   REQUIRE(store.ok());
@@ -223,7 +225,7 @@ TEST_CASE("A profile killed mid-level keeps the records it completed", "[cli][ca
   REQUIRE(runs->size() == 1);
   auto stored = (*store)->ListRequests((*runs)[0].id);
   REQUIRE(stored.ok());
-  // 4 in flight, 16 steps of 20 ms each: about 12 a second for the ~2.5 s the level ran.
+  // It was killed once ten were stored: they are all still there.
   CHECK(stored->size() >= 10);
   for (const load::RequestRecord& r : *stored)
     CHECK(r.outcome == load::Outcome::kOk);

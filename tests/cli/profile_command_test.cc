@@ -343,10 +343,8 @@ TEST_CASE("SIGINT stops profile with exit 130 and keeps every record measured", 
       dir,
       {"--url", sim->base_url() + "/v1", "--model", "sim", "--concurrency", "4", "--duration", "60",
        "--output-tokens", "8", "--grace", "0.5", "--out", dir / "out", "--workers", "1"},
-      [](pid_t pid) {
-        usleep(1'500'000);
-        kill(pid, SIGINT);
-      });
+      // Once four requests are stored: the level is still running (60 s).
+      testing::SignalWhen(dir / "store.db", "SELECT COUNT(*) FROM requests", 4, SIGINT));
   INFO(ran.err);
   REQUIRE(ran.exit_code == 130);
   const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));

@@ -60,6 +60,11 @@ Ran Run(const testing::TempDir& dir, const std::string& scenario,
   return testing::RunStagegate(dir, args, on_started);
 }
 
+// The requests a running steady phase has measured so far, in the store.
+constexpr const char* kRunningSteadyRequests =
+    "SELECT COUNT(*) FROM requests JOIN phases ON phases.id = requests.phase_id "
+    "WHERE phases.status = 'running' AND phases.phase = 'steady'";
+
 int64_t Count(store::Database& db, const std::string& sql) {
   Result<store::Statement> query = store::Statement::Prepare(db, sql);
   REQUIRE(query.ok());
@@ -230,10 +235,9 @@ TEST_CASE("SIGINT ends run with exit 130, marked interrupted, keeping what was m
   const std::string scenario =
       Scenario(dir, {{"steady:   {rate: 4, arrival: constant, duration_s: 1}",
                       "steady:   {rate: 4, arrival: constant, duration_s: 60, grace_s: 1}"}});
-  Ran ran = Run(dir, scenario, {}, [](pid_t pid) {
-    usleep(2'000'000);
-    kill(pid, SIGINT);
-  });
+  // Once the steady phase has measured a request.
+  Ran ran = Run(dir, scenario, {},
+                testing::SignalWhen(dir / "store.db", kRunningSteadyRequests, 1, SIGINT));
   INFO(ran.out << ran.err);
   REQUIRE(ran.exit_code == 130);
   const json run = json::parse(testing::ReadText(dir / "out/run.json"));
@@ -258,11 +262,11 @@ TEST_CASE("run --resume continues an interrupted run with the phases it did not 
           "[cli][run]") {
   testing::TempDir dir;
   const std::string scenario = Scenario(dir);
-  // Interrupted in the second stage: the first has completed by then (about 1.5 s).
-  Ran first = Run(dir, scenario, {}, [](pid_t pid) {
-    usleep(4'000'000);
-    kill(pid, SIGINT);
-  });
+  // Interrupted in the second stage, once the first stage's two phases have completed.
+  Ran first =
+      Run(dir, scenario, {},
+          testing::SignalWhen(dir / "store.db",
+                              "SELECT COUNT(*) FROM phases WHERE status = 'complete'", 2, SIGINT));
   INFO(first.out << first.err);
   REQUIRE(first.exit_code == 130);
   const json before = json::parse(testing::ReadText(dir / "out/run.json"));
@@ -315,10 +319,9 @@ TEST_CASE("a killed run leaves a consistent store with what finished, and can be
                       "steady:   {rate: 4, arrival: constant, duration_s: 4}"},
                      {"  - name: retrieval\n    capabilities: [retrieval]",
                       "  - name: retrieval\n    phases: [warmup]\n    capabilities: [retrieval]"}});
-  Ran killed = Run(dir, scenario, {}, [](pid_t pid) {
-    usleep(3'000'000);  // in the first stage's steady phase (warmup takes about 0.2 s)
-    kill(pid, SIGKILL);
-  });
+  // In the first stage's steady phase, once it has measured four requests.
+  Ran killed = Run(dir, scenario, {},
+                   testing::SignalWhen(dir / "store.db", kRunningSteadyRequests, 4, SIGKILL));
   REQUIRE(killed.exit_code == -1);  // killed by the signal: no exit status
   {
     auto store = store::Store::Open(dir / "store.db");

@@ -35,14 +35,14 @@ TEST_CASE("A scraper collects timestamped samples at its interval", "[telemetry]
   const int64_t origin_ns = SteadyClock::Get().NowNs();
   Scraper scraper(server.url(), "metrics", 50, origin_ns);
   scraper.Start();
-  std::this_thread::sleep_for(300ms);
+  REQUIRE(WaitForScrapes(scraper, 3).scrapes >= 3);
   scraper.Stop();
   const int64_t stopped_ns = SteadyClock::Get().NowNs() - origin_ns;
 
   const ScrapeStats stats = scraper.stats();
   CHECK(stats.failures == 0);
   CHECK(stats.last_error == "");
-  CHECK(stats.scrapes >= 3);
+  CHECK(stats.scrapes >= 4);  // the three waited for, and one at Stop
   // One scrape at Start, then one per 50 ms slot, and one at Stop: never a burst.
   CHECK(stats.scrapes <= stopped_ns / 50'000'000 + 2);
 
