@@ -661,6 +661,8 @@ TEST_CASE(
   CHECK(Has(notes[0].get<std::string>(), "add phases.overload"));
 }
 
+// [serial]: its overload and recovery phases are sized from what init's probe measured on this
+// machine, and the recovery time they are judged by is real time.
 TEST_CASE("init's scenario, run against the reference application, decides recoverability",
           "[cli][init][.slow][serial]") {
   // A model slow enough to be overloaded by the probe-sized rate: 8 ms a token whatever the

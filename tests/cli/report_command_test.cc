@@ -49,6 +49,8 @@ Ran Report(const testing::TempDir& dir, const std::string& run) {
   return testing::RunStagegate(dir, {"report", run, "--out", dir / "report", "--gate"});
 }
 
+// [serial]: "ready" needs the real-time sweep to hold 8 req/s and recovery within 3 s, which a
+// loaded machine can deny.
 TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][report][serial]") {
   testing::TempDir dir;
   const std::string run = ReportRun(dir);
@@ -339,8 +341,10 @@ TEST_CASE("compare finds a regression, and refuses runs that are not comparable"
 // without the optional quality thresholds, which the store keeps as null), pending (no scores),
 // not ready because every request failed (500; the overload phase shed nothing) and not ready
 // because every request timed out. None may abort: each exits with its documented code.
+// [serial]: the ready and pending runs' gate codes need the real-time sweep to hold and recovery
+// to come in time, as above (it failed once in a CI suite, its other runs in parallel).
 TEST_CASE("every command that reads the store survives a run of each kind",
-          "[cli][report][store]") {
+          "[cli][report][store][serial]") {
   testing::TempDir dir;
   const std::vector<std::pair<std::string, std::string>> no_optional = {
       {"  min_mean: 3\n", ""}, {"  min_pass_rate: 0.7\n", ""}};
@@ -417,6 +421,7 @@ Ran Signoff(const testing::TempDir& dir, const std::string& run, const std::stri
   return testing::RunStagegate(dir, args);
 }
 
+// [serial]: its sign-offs are checked against a run that must first be ready on real-time load.
 TEST_CASE(
     "with require_signoff, ready waits for each owner's acceptance, and a rejection or new "
     "evidence undoes it",

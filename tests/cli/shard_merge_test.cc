@@ -122,6 +122,8 @@ Sent ReadSent(const std::string& out) {
   return sent;
 }
 
+// [serial]: three processes must start their shared schedule at one planned instant; a shard
+// that another test's load delays past it shows start lag the merge then reports.
 TEST_CASE("three shards of a run, started together and merged, are the unsharded run",
           "[cli][shard][serial]") {
   testing::TempDir dir;
@@ -366,6 +368,7 @@ TEST_CASE("three shards of a run, started together and merged, are the unsharded
   }
 }
 
+// [serial]: as above, three processes on one planned start.
 TEST_CASE("three shards of a profile, started together and merged, are the unsharded profile",
           "[cli][shard][serial]") {
   testing::TempDir dir;

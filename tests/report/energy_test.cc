@@ -72,6 +72,8 @@ Measured RunAndReport(const testing::TempDir& dir, const std::string& gpu) {
   return m;
 }
 
+// [serial]: the energy counter is read on the scraper's 100 ms schedule and matched with the
+// phase's wall-clock window to 1%; a read that another test's load delays moves it.
 TEST_CASE("joules per request from the fake NVML's counter match 250 W over the phase",
           "[report][telemetry][serial]") {
   // tests/telemetry/fake_nvml.cc: GPU 0's counter grows at 250 W; GPU 1 has none.
@@ -92,6 +94,7 @@ TEST_CASE("joules per request from the fake NVML's counter match 250 W over the 
   CHECK(m.energy["joules_per_accepted_answer"].is_null());  // nobody has scored
 }
 
+// [serial]: as above, the exporter scraped every 100 ms and matched with the wall-clock window.
 TEST_CASE("joules per request from a DCGM exporter's counters match 400 W over the phase",
           "[report][telemetry][serial]") {
   // Two GPUs at 300 W and 100 W, their counters in millijoules from when the exporter started,
