@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "http/transport.h"
 #include "load/exchange.h"
 #include "load/request_record.h"
 #include "load/response_budget.h"
@@ -150,6 +151,9 @@ struct RunControl {
   /// Records finished after the last call are only in LoadResult, which has every record.
   std::function<void(std::vector<RequestRecord>)> on_records;
   int tick_ms = 250;
+  /// Makes each worker's transport: empty for curl over sockets (MultiTransport); a test's
+  /// ScriptedTransport::Factory, on the FakeClock that `clock` also is, answers without one.
+  http::TransportFactory transport;
 };
 
 /// Runs one phase: starts the workers (each with its own curl multi handle, connections and

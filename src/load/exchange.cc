@@ -111,6 +111,7 @@ void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::
   last_stamp_realtime_ns_ = -1;
   stream_bytes_ = 0;
   status_ = 0;
+  given_status_.reset();
   status_read_ = false;
   streaming_body_ = false;
   body_truncated_ = false;
@@ -150,6 +151,17 @@ void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::
   // Handed to curl now; OnRequestReady moves it to when the request is really written, so that
   // time spent connecting or waiting in the client is schedule lag, never server latency.
   record_.sent_ns = Now();
+}
+
+Exchange::Request Exchange::request() const {
+  return {.url = spec_->url, .body = spec_->body, .total_timeout_ms = timeouts_.total_ms};
+}
+
+long Exchange::ResponseStatus() {
+  if (given_status_) return *given_status_;
+  long status = 0;
+  curl_easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &status);
+  return status;
 }
 
 int Exchange::OnRequestReady(void* self_ptr, char*, char*, int, int) {
@@ -214,7 +226,7 @@ size_t Exchange::OnBodyData(char* data, size_t size, size_t count, void* self_pt
   if (!self->record_.first_byte_ns) self->record_.first_byte_ns = now;
   self->last_byte_ns_ = now;
   if (!self->status_read_) {
-    curl_easy_getinfo(self->easy_.get(), CURLINFO_RESPONSE_CODE, &self->status_);
+    self->status_ = self->ResponseStatus();
     self->status_read_ = true;
     self->streaming_body_ = self->spec_->stream && self->status_ >= 200 && self->status_ < 300;
   }
@@ -280,7 +292,7 @@ void Exchange::Abort(Outcome outcome, const std::string& message) {
 void Exchange::OnDone(CURLcode code) {
   const int64_t now = Now();
   if (status_read_ || code == CURLE_OK) {
-    if (!status_read_) curl_easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &status_);
+    if (!status_read_) status_ = ResponseStatus();
     record_.http_status = status_;
   }
   if (code == CURLE_OK && streaming_body_) decoder_.OnEnd(now);

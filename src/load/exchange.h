@@ -77,6 +77,15 @@ class Exchange : public http::Transfer {
   CURL* easy() override { return easy_.get(); }
   void OnDone(CURLcode code) override;
   void OnSocket(int socket) override { socket_ = socket; }
+  Request request() const override;
+  void OnSent() override { OnRequestReady(this, nullptr, nullptr, 0, 0); }
+  void OnStatus(long status) override { given_status_ = status; }
+  size_t OnHeader(std::string_view line) override {
+    return OnHeaderData(const_cast<char*>(line.data()), 1, line.size(), this);
+  }
+  size_t OnBody(std::string_view bytes) override {
+    return OnBodyData(const_cast<char*>(bytes.data()), 1, bytes.size(), this);
+  }
 
   /// Ends the request from outside (after MultiTransport::Remove): a first-token timeout or a
   /// cancel. Keeps everything received so far.
@@ -102,6 +111,8 @@ class Exchange : public http::Transfer {
   int64_t ArrivalNs();
   void Finish(int64_t end_ns);
   void ClassifyTransportFailure(CURLcode code);
+  /// The response's status: the transport's (OnStatus) when it gave one, else curl's.
+  long ResponseStatus();
   void ClassifyHttpStatus();
   void DecodeWholeBody();
   void TakeStreamResults();
@@ -133,6 +144,7 @@ class Exchange : public http::Transfer {
   std::optional<int64_t> last_byte_ns_;  // e2e ends at the last body byte, not at curl's notice
   size_t stream_bytes_ = 0;
   long status_ = 0;
+  std::optional<long> given_status_;  // from OnStatus: a transport without curl
   bool status_read_ = false;
   bool streaming_body_ = false;  // 2xx and asked for a stream: bytes go to the SSE parser
   bool body_truncated_ = false;

@@ -56,9 +56,15 @@ Worker::~Worker() {
 
 Status Worker::Run() {
   const double cpu_start = ThreadCpuSeconds();
-  Result<std::unique_ptr<http::MultiTransport>> transport = http::MultiTransport::Create();
-  if (!transport.ok()) return transport.status();
-  transport_ = std::move(*transport);
+  if (control_.transport) {
+    Result<std::unique_ptr<http::Transport>> transport = control_.transport();
+    if (!transport.ok()) return transport.status();
+    transport_ = std::move(*transport);
+  } else {
+    Result<std::unique_ptr<http::MultiTransport>> transport = http::MultiTransport::Create();
+    if (!transport.ok()) return transport.status();
+    transport_ = std::move(*transport);
+  }
   if (options_.busy_poll) transport_->set_busy_poll();
   // Every worker starts the schedule at the same moment, after all of them are set up.
   while (Now() < plan_.phase_start_ns)

@@ -86,7 +86,7 @@ class Worker {
   const RequestSource& source_;
   const RunControl& control_;
   LiveCounters& counters_;
-  std::unique_ptr<http::MultiTransport> transport_;
+  std::unique_ptr<http::Transport> transport_;
   std::mt19937_64 trace_rng_;
   std::vector<std::unique_ptr<Slot>> slots_;  // every exchange made; reused across requests
   std::vector<Slot*> pool_;                   // the idle ones

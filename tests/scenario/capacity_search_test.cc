@@ -2,7 +2,18 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <memory>
+#include <mutex>
 #include <vector>
+
+#include "base/fake_clock.h"
+#include "http/scripted_transport.h"
+#include "load/engine.h"
+#include "load/metrics.h"
+#include "load/schedule.h"
+#include "scenario/findings.h"
+#include "scenario/level_judge.h"
 
 namespace stagegate::scenario {
 namespace {
@@ -111,6 +122,90 @@ TEST_CASE("A failing level is an error of the sweep", "[scenario]") {
       [](double) -> Result<stats::LevelOutcome> { return Status::IoError("store full"); }, stop);
   REQUIRE_FALSE(result.ok());
   CHECK(result.status().message() == "store full");
+}
+
+// An application with `servers` that each take `service_ms` per request, first come first
+// served: its capacity is servers / service time, and above it the queue grows without end. A
+// request waits for the first free server; its first token comes 50 ms after its service starts.
+http::Script QueueingServer(int servers, int64_t service_ms) {
+  constexpr int64_t kMs = 1'000'000;
+  auto free_at = std::make_shared<std::vector<int64_t>>(servers, 0);
+  return [=](const http::ScriptedRequest& request) {
+    auto first_free = std::min_element(free_at->begin(), free_at->end());
+    const int64_t start = std::max(request.sent_ns, *first_free);
+    *first_free = start + service_ms * kMs;
+    const int64_t wait = start - request.sent_ns;
+    return http::ScriptedResponse::StreamedAnswer({"a ", "b ", "c "}, wait + 50 * kMs,
+                                                  (service_ms - 50) / 2 * kMs);
+  };
+}
+
+TEST_CASE("A capacity search on a scripted application finds the rate where its queue grows",
+          "[scenario][fake]") {
+  // Two servers of 200 ms each: 10 requests a second, exactly. The rules decide on every level
+  // (sustained load, the TTFT threshold, the bisection) with no real time in any of them.
+  const LevelCriteria criteria{.thresholds = {.latency = {{.metric = manifest::LatencyMetric::kTtft,
+                                                           .percentile = 95,
+                                                           .max_ms = 500}},
+                                              .completion_rate = 0.95},
+                               .min_completed = 20,
+                               .duration_s = 30};
+  std::vector<double> ran;
+  std::vector<std::string> reasons;
+  const RunLevel run_level = [&](double rate) -> Result<stats::LevelOutcome> {
+    ran.push_back(rate);
+    FakeClock clock;  // each level on a fresh application and clock
+    Result<std::vector<load::Arrival>> arrivals =
+        load::BuildOpenLoop({.rate = rate, .duration_s = criteria.duration_s});
+    if (!arrivals.ok()) return arrivals.status();
+    const load::LoadOptions options{.arrivals = *arrivals, .workers = 1};
+    const load::RequestSpec spec{.url = "http://scripted.invalid/v1/chat/completions",
+                                 .body = "{}"};
+    const load::RequestSource source = [&spec](int64_t) { return spec; };
+    const load::RunControl control{
+        .clock = &clock,
+        .origin_ns = clock.NowNs(),
+        .transport = http::ScriptedTransport::Factory(clock, QueueingServer(2, 200))};
+    Result<load::LoadResult> load = load::RunLoad(options, source, control);
+    if (!load.ok()) return load.status();
+    const load::PhaseMetrics metrics =
+        load::ComputeMetrics(load->records, SlosOf(criteria.thresholds));
+    const LevelJudgement judgement =
+        JudgeLevel(load->records, metrics, {}, criteria, true, load->started_ns);
+    reasons.push_back(judgement.reason);
+    return OutcomeOf(rate, judgement);
+  };
+  const std::atomic<bool> stop{false};
+  Result<SweepResult> result =
+      RunSweep({.search = true, .start = 2, .resolution = 0.1}, run_level, stop);
+  REQUIRE(result.ok());
+  for (const stats::LevelOutcome& outcome : result->outcomes)
+    UNSCOPED_INFO(outcome.level << ": " << (outcome.passed ? "pass" : outcome.failed)
+                                << (outcome.inconclusive ? " (inconclusive)" : ""));
+  for (const std::string& reason : reasons)
+    UNSCOPED_INFO(reason);
+  // 2, 4 and 8 hold; 16 and 12 overflow the queue; 10 is exactly the capacity and holds; 11,
+  // within 10% of it, overflows and ends the search.
+  CHECK(ran == std::vector<double>{2, 4, 8, 16, 12, 10, 11});
+  CHECK(result->finding.holds_up_to == 10);
+  CHECK(result->finding.fails_at == 11);
+  REQUIRE(result->outcomes.size() == 7);
+  // At capacity no request waited: every one that arrived in the window was answered within the
+  // threshold, and the sustained rate is those answers over the window.
+  const stats::LevelOutcome& at_ten = result->outcomes[5];
+  CHECK(at_ten.level == 10);
+  CHECK(at_ten.passed);
+  REQUIRE(at_ten.window);
+  REQUIRE(at_ten.sustained_rate);
+  CHECK(at_ten.window->arrived > 250);
+  CHECK(at_ten.window->completed == at_ten.window->arrived);
+  CHECK(at_ten.window->met_slos == at_ten.window->arrived);
+  CHECK(*at_ten.sustained_rate == at_ten.window->Rate(at_ten.window->completed));
+  CHECK(at_ten.goodput == *at_ten.sustained_rate);
+  CHECK(at_ten.output_tokens_per_s == Approx(3 * *at_ten.sustained_rate).epsilon(1e-12));
+  CHECK_FALSE(result->outcomes[6].passed);
+  CHECK(result->outcomes[6].failed ==
+        "ttft p95 <= 500 ms");  // its queue, a request longer a second
 }
 
 }  // namespace
