@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -45,15 +46,100 @@ std::string ReportRun(const testing::TempDir& dir, const std::string& fault = ""
   return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
 }
 
+// The runs of report.yaml that tests only read, made once for the whole suite: ctest runs the
+// test tagged [shared-runs-setup] first (a fixture, CMakeLists.txt) and alone, so their
+// real-time verdicts are not moved by other tests' load; each test tagged [shared-runs] copies
+// the folder it needs into its own. Run outside ctest, the first test to need them makes them.
+//   plain/   one run of report.yaml, not scored
+//   matrix/  a run of each kind in one store: ready (scored, without the optional quality
+//            thresholds), pending, failing (every request a 500), hanging (every request
+//            times out)
+std::string SharedRunsDir() {
+  return std::filesystem::path(STAGEGATE_BINARY).parent_path() / "shared-runs";
+}
+
+struct MatrixRuns {
+  std::string ready, pending, failing, hanging;
+};
+
+void MakeSharedRuns() {
+  const std::string final_dir = SharedRunsDir();
+  const std::string making = final_dir + ".making";
+  std::filesystem::remove_all(making);
+  std::filesystem::create_directories(making + "/plain");
+  std::filesystem::create_directories(making + "/matrix");
+  // Made in folders of their own, copied, then renamed: a folder that exists is whole.
+  testing::TempDir plain, matrix;
+  ReportRun(plain);
+  const std::vector<std::pair<std::string, std::string>> no_optional = {
+      {"  min_mean: 3\n", ""}, {"  min_pass_rate: 0.7\n", ""}};
+  MatrixRuns runs;
+  runs.ready = ReportRun(matrix, "", no_optional);
+  testing::ScoreAll(matrix, runs.ready);
+  runs.pending = ReportRun(matrix);
+  runs.failing = ReportRun(matrix, "\"500\"");
+  runs.hanging =
+      ReportRun(matrix, "hang",
+                {{"first_token_ms: 5000, total_ms: 10000", "first_token_ms: 300, total_ms: 400"},
+                 {"max_recovery_s: 3", "max_recovery_s: 1"}});
+  testing::WriteText(plain / "made_in.txt", plain.path());
+  testing::WriteText(matrix / "made_in.txt", matrix.path());
+  testing::WriteText(matrix / "runs.json", json{{"ready", runs.ready},
+                                                {"pending", runs.pending},
+                                                {"failing", runs.failing},
+                                                {"hanging", runs.hanging}}
+                                               .dump());
+  const auto options = std::filesystem::copy_options::recursive;
+  std::filesystem::copy(plain.path(), making + "/plain", options);
+  std::filesystem::copy(matrix.path(), making + "/matrix", options);
+  std::filesystem::remove_all(final_dir);
+  std::filesystem::rename(making, final_dir);
+}
+
+// Copies the shared runs' folder `name` into `dir` (its store, out/ and scenario), making the
+// shared runs first when there are none. The store names the folder its runs were made in
+// (where `export` reads the scenario again): the copy's names `dir`, as if they were made there.
+void CopySharedRuns(const testing::TempDir& dir, const std::string& name) {
+  if (!std::filesystem::is_directory(SharedRunsDir())) MakeSharedRuns();
+  const std::string from = SharedRunsDir() + "/" + name;
+  std::filesystem::copy(
+      from, dir.path(),
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+  const std::string made_in = testing::ReadText(from + "/made_in.txt");
+  REQUIRE(made_in.size() > 20);  // a test's own folder, which nothing else contains
+  auto db = testing::Ok(store::Database::Open(dir / "store.db", false));
+  for (const char* column : {"scenario_file", "settings_json"})
+    REQUIRE(db->Exec("UPDATE runs SET " + std::string(column) + " = replace(" + column + ", '" +
+                     made_in + "', '" + dir.path() + "')")
+                .ok());
+}
+
+// The plain shared run, copied into `dir`: what ReportRun(dir) makes, without making it.
+std::string PlainRun(const testing::TempDir& dir) {
+  CopySharedRuns(dir, "plain");
+  return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
+}
+
+MatrixRuns MatrixRunsIn(const testing::TempDir& dir) {
+  CopySharedRuns(dir, "matrix");
+  const json j = json::parse(testing::ReadText(dir / "runs.json"));
+  return {j["ready"], j["pending"], j["failing"], j["hanging"]};
+}
+
+TEST_CASE("the shared runs of report.yaml are made once", "[cli][report][shared-runs-setup]") {
+  MakeSharedRuns();
+  CHECK(std::filesystem::is_regular_file(SharedRunsDir() + "/plain/store.db"));
+  CHECK(std::filesystem::is_regular_file(SharedRunsDir() + "/matrix/runs.json"));
+}
+
 Ran Report(const testing::TempDir& dir, const std::string& run) {
   return testing::RunStagegate(dir, {"report", run, "--out", dir / "report", "--gate"});
 }
 
-// [serial]: "ready" needs the real-time sweep to hold 8 req/s and recovery within 3 s, which a
-// loaded machine can deny.
-TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][report][serial]") {
+TEST_CASE("a run that passes everything, scored by reviewers, is ready",
+          "[cli][report][shared-runs]") {
   testing::TempDir dir;
-  const std::string run = ReportRun(dir);
+  const std::string run = PlainRun(dir);
   // Each load phase's AIPerf-compatible export, with run.json's figures.
   const json run_json = json::parse(testing::ReadText(dir / "out/run.json"));
   int exports = 0;
@@ -184,9 +270,10 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready", "[cli][
   CHECK(line.substr(line.size() - 6) == " ready");
 }
 
-TEST_CASE("a run without reviewers' scores is pending, and says what is missing", "[cli][report]") {
+TEST_CASE("a run without reviewers' scores is pending, and says what is missing",
+          "[cli][report][shared-runs]") {
   testing::TempDir dir;
-  const std::string run = ReportRun(dir);
+  const std::string run = PlainRun(dir);
   Ran ran = Report(dir, run);
   INFO(ran.out << ran.err);
   CHECK(ran.exit_code == 4);
@@ -202,9 +289,9 @@ TEST_CASE("a run without reviewers' scores is pending, and says what is missing"
 }
 
 TEST_CASE("a run with too few answers scored is pending, and says how many are needed",
-          "[cli][report]") {
+          "[cli][report][shared-runs]") {
   testing::TempDir dir;
-  const std::string run = ReportRun(dir);  // 10 answers sampled, 8 needed
+  const std::string run = PlainRun(dir);  // 10 answers sampled, 8 needed
   const bool unsafe = GENERATE(false, true);
   INFO("the first answer below a hard floor: " << unsafe);
   testing::ScoreAnswers(dir, run, {.answers = 5, .first_unsafe = unsafe});
@@ -274,9 +361,9 @@ TEST_CASE("a leaking canary makes the run not ready, naming the probe", "[cli][r
 }
 
 TEST_CASE("compare finds a regression, and refuses runs that are not comparable",
-          "[cli][report][compare]") {
+          "[cli][report][compare][shared-runs]") {
   testing::TempDir dir;
-  const std::string baseline = ReportRun(dir);
+  const std::string baseline = PlainRun(dir);
   SECTION("the same run: unchanged, no regression") {
     Ran same = testing::RunStagegate(dir, {"compare", baseline, baseline});
     INFO(same.out << same.err);
@@ -341,21 +428,12 @@ TEST_CASE("compare finds a regression, and refuses runs that are not comparable"
 // without the optional quality thresholds, which the store keeps as null), pending (no scores),
 // not ready because every request failed (500; the overload phase shed nothing) and not ready
 // because every request timed out. None may abort: each exits with its documented code.
-// [serial]: the ready and pending runs' gate codes need the real-time sweep to hold and recovery
-// to come in time, as above (it failed once in a CI suite, its other runs in parallel).
 TEST_CASE("every command that reads the store survives a run of each kind",
-          "[cli][report][store][serial]") {
+          "[cli][report][store][shared-runs]") {
   testing::TempDir dir;
-  const std::vector<std::pair<std::string, std::string>> no_optional = {
-      {"  min_mean: 3\n", ""}, {"  min_pass_rate: 0.7\n", ""}};
-  const std::string ready = ReportRun(dir, "", no_optional);
-  testing::ScoreAll(dir, ready);
-  const std::string pending = ReportRun(dir);
-  const std::string failing = ReportRun(dir, "\"500\"");
-  const std::string hanging =
-      ReportRun(dir, "hang",
-                {{"first_token_ms: 5000, total_ms: 10000", "first_token_ms: 300, total_ms: 400"},
-                 {"max_recovery_s: 3", "max_recovery_s: 1"}});
+  const MatrixRuns made = MatrixRunsIn(dir);
+  const std::string &ready = made.ready, &pending = made.pending, &failing = made.failing,
+                    &hanging = made.hanging;
   const std::map<std::string, int> gate = {{ready, 0}, {pending, 4}, {failing, 1}, {hanging, 1}};
   for (const auto& [run, code] : gate) {
     Ran report =
@@ -524,10 +602,10 @@ TEST_CASE(
 }
 
 TEST_CASE("signoff refuses what it cannot record, and a rejection counts without require_signoff",
-          "[cli][report][signoff]") {
+          "[cli][report][signoff][shared-runs]") {
   testing::TempDir dir;
   CHECK(Signoff(dir, "run-nope", "quality", "Dana", "accept").exit_code == 2);
-  const std::string run = ReportRun(dir);
+  const std::string run = PlainRun(dir);
   Ran empty = Signoff(dir, run, "quality", "  ", "accept");
   CHECK(empty.exit_code == 2);
   CHECK(empty.err.find("--by must name who decides") != std::string::npos);
