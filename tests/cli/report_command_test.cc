@@ -13,6 +13,7 @@
 
 #include "base/strings.h"
 #include "reviewers.h"
+#include "shared_runs.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -46,90 +47,55 @@ std::string ReportRun(const testing::TempDir& dir, const std::string& fault = ""
   return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
 }
 
-// The runs of report.yaml that tests only read, made once for the whole suite: ctest runs the
-// test tagged [shared-runs-setup] first (a fixture, CMakeLists.txt) and alone, so their
-// real-time verdicts are not moved by other tests' load; each test tagged [shared-runs] copies
-// the folder it needs into its own. Run outside ctest, the first test to need them makes them.
+// The runs of report.yaml that tests only read (shared_runs.h):
 //   plain/   one run of report.yaml, not scored
 //   matrix/  a run of each kind in one store: ready (scored, without the optional quality
 //            thresholds), pending, failing (every request a 500), hanging (every request
-//            times out)
-std::string SharedRunsDir() {
-  return std::filesystem::path(STAGEGATE_BINARY).parent_path() / "shared-runs";
-}
-
+//            times out), their ids in runs.json
 struct MatrixRuns {
   std::string ready, pending, failing, hanging;
 };
 
-void MakeSharedRuns() {
-  const std::string final_dir = SharedRunsDir();
-  const std::string making = final_dir + ".making";
-  std::filesystem::remove_all(making);
-  std::filesystem::create_directories(making + "/plain");
-  std::filesystem::create_directories(making + "/matrix");
-  // Made in folders of their own, copied, then renamed: a folder that exists is whole.
-  testing::TempDir plain, matrix;
-  ReportRun(plain);
+void MakePlain(const testing::TempDir& dir) {
+  ReportRun(dir);
+}
+
+void MakeMatrix(const testing::TempDir& dir) {
   const std::vector<std::pair<std::string, std::string>> no_optional = {
       {"  min_mean: 3\n", ""}, {"  min_pass_rate: 0.7\n", ""}};
   MatrixRuns runs;
-  runs.ready = ReportRun(matrix, "", no_optional);
-  testing::ScoreAll(matrix, runs.ready);
-  runs.pending = ReportRun(matrix);
-  runs.failing = ReportRun(matrix, "\"500\"");
+  runs.ready = ReportRun(dir, "", no_optional);
+  testing::ScoreAll(dir, runs.ready);
+  runs.pending = ReportRun(dir);
+  runs.failing = ReportRun(dir, "\"500\"");
   runs.hanging =
-      ReportRun(matrix, "hang",
+      ReportRun(dir, "hang",
                 {{"first_token_ms: 5000, total_ms: 10000", "first_token_ms: 300, total_ms: 400"},
                  {"max_recovery_s: 3", "max_recovery_s: 1"}});
-  testing::WriteText(plain / "made_in.txt", plain.path());
-  testing::WriteText(matrix / "made_in.txt", matrix.path());
-  testing::WriteText(matrix / "runs.json", json{{"ready", runs.ready},
-                                                {"pending", runs.pending},
-                                                {"failing", runs.failing},
-                                                {"hanging", runs.hanging}}
-                                               .dump());
-  const auto options = std::filesystem::copy_options::recursive;
-  std::filesystem::copy(plain.path(), making + "/plain", options);
-  std::filesystem::copy(matrix.path(), making + "/matrix", options);
-  std::filesystem::remove_all(final_dir);
-  std::filesystem::rename(making, final_dir);
-}
-
-// Copies the shared runs' folder `name` into `dir` (its store, out/ and scenario), making the
-// shared runs first when there are none. The store names the folder its runs were made in
-// (where `export` reads the scenario again): the copy's names `dir`, as if they were made there.
-void CopySharedRuns(const testing::TempDir& dir, const std::string& name) {
-  if (!std::filesystem::is_directory(SharedRunsDir())) MakeSharedRuns();
-  const std::string from = SharedRunsDir() + "/" + name;
-  std::filesystem::copy(
-      from, dir.path(),
-      std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
-  const std::string made_in = testing::ReadText(from + "/made_in.txt");
-  REQUIRE(made_in.size() > 20);  // a test's own folder, which nothing else contains
-  auto db = testing::Ok(store::Database::Open(dir / "store.db", false));
-  for (const char* column : {"scenario_file", "settings_json"})
-    REQUIRE(db->Exec("UPDATE runs SET " + std::string(column) + " = replace(" + column + ", '" +
-                     made_in + "', '" + dir.path() + "')")
-                .ok());
+  testing::WriteText(dir / "runs.json", json{{"ready", runs.ready},
+                                             {"pending", runs.pending},
+                                             {"failing", runs.failing},
+                                             {"hanging", runs.hanging}}
+                                            .dump());
 }
 
 // The plain shared run, copied into `dir`: what ReportRun(dir) makes, without making it.
 std::string PlainRun(const testing::TempDir& dir) {
-  CopySharedRuns(dir, "plain");
+  testing::CopySharedRuns(dir, "report-plain", MakePlain);
   return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
 }
 
 MatrixRuns MatrixRunsIn(const testing::TempDir& dir) {
-  CopySharedRuns(dir, "matrix");
+  testing::CopySharedRuns(dir, "report-matrix", MakeMatrix);
   const json j = json::parse(testing::ReadText(dir / "runs.json"));
   return {j["ready"], j["pending"], j["failing"], j["hanging"]};
 }
 
 TEST_CASE("the shared runs of report.yaml are made once", "[cli][report][shared-runs-setup]") {
-  MakeSharedRuns();
-  CHECK(std::filesystem::is_regular_file(SharedRunsDir() + "/plain/store.db"));
-  CHECK(std::filesystem::is_regular_file(SharedRunsDir() + "/matrix/runs.json"));
+  testing::MakeSharedRuns("report-plain", MakePlain);
+  testing::MakeSharedRuns("report-matrix", MakeMatrix);
+  CHECK(std::filesystem::is_regular_file(testing::SharedRunsDir() + "/report-plain/store.db"));
+  CHECK(std::filesystem::is_regular_file(testing::SharedRunsDir() + "/report-matrix/runs.json"));
 }
 
 Ran Report(const testing::TempDir& dir, const std::string& run) {

@@ -6,6 +6,7 @@
 
 #include <cctype>
 
+#include <filesystem>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -18,6 +19,7 @@
 #include "http_test_server.h"
 #include "manifest/bundle.h"
 #include "review/judge.h"
+#include "shared_runs.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -29,7 +31,7 @@ using json = nlohmann::json;
 using testing::Ran;
 
 // A finished run of review.yaml in `dir`; returns its id.
-std::string ReviewRun(const testing::TempDir& dir) {
+std::string MakeReviewRun(const testing::TempDir& dir) {
   std::string text = testing::ReadText(testing::Testdata("run/review.yaml"));
   text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
   testing::WriteText(dir / "review.yaml", text);
@@ -38,6 +40,18 @@ std::string ReviewRun(const testing::TempDir& dir) {
   INFO(ran.out << ran.err);
   REQUIRE(ran.exit_code == 0);
   return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
+}
+
+// The run of review.yaml, made once for the suite (shared_runs.h) and copied into `dir`; the
+// tests only read it, and export, score and import into their copy of its store.
+std::string ReviewRun(const testing::TempDir& dir) {
+  testing::CopySharedRuns(dir, "review", [](const testing::TempDir& made) { MakeReviewRun(made); });
+  return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
+}
+
+TEST_CASE("the shared run of review.yaml is made once", "[cli][review][shared-runs-setup]") {
+  testing::MakeSharedRuns("review", [](const testing::TempDir& made) { MakeReviewRun(made); });
+  CHECK(std::filesystem::is_regular_file(testing::SharedRunsDir() + "/review/store.db"));
 }
 
 Ran Export(const testing::TempDir& dir, const std::string& run,
@@ -125,7 +139,7 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 TEST_CASE("quality samples take tasks in turns across the corpus's categories, paired",
-          "[cli][review]") {
+          "[cli][review][shared-runs]") {
   testing::TempDir dir;
   ReviewRun(dir);
   manifest::Diagnostics diagnostics;
@@ -165,7 +179,7 @@ bool Reveals(std::string text, const std::string& word, const std::vector<std::s
 }
 
 TEST_CASE("export writes blinded, balanced packets and keeps the map only in the store",
-          "[cli][review]") {
+          "[cli][review][shared-runs]") {
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   Ran ran = Export(dir, run, {"--reviewers", "3", "--per-item", "2", "--calibration", "2"});
@@ -240,7 +254,8 @@ TEST_CASE("export writes blinded, balanced packets and keeps the map only in the
   CHECK(Count(dir, "SELECT COUNT(DISTINCT export_id) FROM review_items") == 1);
 }
 
-TEST_CASE("scores from scripted reviewers are imported and summarised", "[cli][review]") {
+TEST_CASE("scores from scripted reviewers are imported and summarised",
+          "[cli][review][shared-runs]") {
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "2"}).exit_code == 0);
@@ -304,7 +319,8 @@ TEST_CASE("scores from scripted reviewers are imported and summarised", "[cli][r
         std::string::npos);
 }
 
-TEST_CASE("quality is pending with too few scores and fails on low ones", "[cli][review]") {
+TEST_CASE("quality is pending with too few scores and fails on low ones",
+          "[cli][review][shared-runs]") {
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "2"}).exit_code == 0);
@@ -341,7 +357,7 @@ TEST_CASE("quality is pending with too few scores and fails on low ones", "[cli]
 }
 
 TEST_CASE("quality below min_scored_answers is pending, or fails on a final result alone",
-          "[cli][review]") {
+          "[cli][review][shared-runs]") {
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);  // 12 answers sampled, 10 needed
   REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "2"}).exit_code == 0);
@@ -424,7 +440,8 @@ TEST_CASE("quality below min_scored_answers is pending, or fails on a final resu
   }
 }
 
-TEST_CASE("a bad scores file is named with its line, and nothing is imported", "[cli][review]") {
+TEST_CASE("a bad scores file is named with its line, and nothing is imported",
+          "[cli][review][shared-runs]") {
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "1"}).exit_code == 0);
@@ -549,7 +566,7 @@ TEST_CASE("a bad scores file is named with its line, and nothing is imported", "
   }
 }
 
-TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][review]") {
+TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][review][shared-runs]") {
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   REQUIRE(Export(dir, run, {"--reviewers", "1", "--per-item", "1"}).exit_code == 0);
@@ -585,7 +602,7 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
 }
 
 TEST_CASE("answers that read as formulas are neutralised in the CSV packet and still import",
-          "[cli][review][csv]") {
+          "[cli][review][csv][shared-runs]") {
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   {
@@ -622,7 +639,7 @@ std::string Completion(const std::string& content) {
 }
 
 TEST_CASE("an LLM judge's scores are stored apart and never count as reviewers'",
-          "[cli][review][judge]") {
+          "[cli][review][judge][shared-runs]") {
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   testing::FixedResponseServer judge(Completion(
@@ -657,7 +674,7 @@ TEST_CASE("an LLM judge's scores are stored apart and never count as reviewers'"
 }
 
 TEST_CASE("a judge reply that is not scores leaves the answer unscored and says why",
-          "[cli][review][judge]") {
+          "[cli][review][judge][shared-runs]") {
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   testing::FixedResponseServer judge(Completion("It reads well to me."));
@@ -669,7 +686,7 @@ TEST_CASE("a judge reply that is not scores leaves the answer unscored and says 
   CHECK(ran.out.find("judge judge-x scored 0 of 12 answers") != std::string::npos);
 }
 
-TEST_CASE("export refuses what it cannot do", "[cli][review]") {
+TEST_CASE("export refuses what it cannot do", "[cli][review][shared-runs]") {
   testing::TempDir dir;
   SECTION("an unknown run") {
     Ran none = Export(dir, "run-nope");  // no store yet: none is made
