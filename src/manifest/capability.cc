@@ -1,4 +1,4 @@
-#include "manifest/capability.h"
+#include "manifest/capability_reader.h"
 
 #include <algorithm>
 

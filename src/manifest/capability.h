@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "manifest/yaml_reader.h"
+#include "manifest/enum_name.h"
 
 namespace stagegate::manifest {
 
@@ -14,11 +14,6 @@ inline constexpr EnumName<Capability> kCapabilityNames[] = {
     {Capability::kIdentity, "identity"},
     {Capability::kTools, "tools"},
 };
-
-/// Reads a list of capability names; a duplicate or unknown name is reported.
-std::optional<std::vector<Capability>> ReadCapabilities(const YamlFile& file,
-                                                        const YAML::Node& node,
-                                                        std::string_view name);
 
 /// True when every capability in `needs` is in `provided`.
 bool Covers(const std::vector<Capability>& provided, const std::vector<Capability>& needs);

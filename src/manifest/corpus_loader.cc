@@ -6,6 +6,7 @@
 
 #include "base/files.h"
 #include "base/strings.h"
+#include "manifest/capability_reader.h"
 #include "manifest/corpus.h"
 #include "manifest/fault_loader.h"
 #include "manifest/patterns.h"

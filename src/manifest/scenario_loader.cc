@@ -9,6 +9,7 @@
 #include "base/http_header.h"
 #include "base/strings.h"
 #include "http/url_check.h"
+#include "manifest/capability_reader.h"
 #include "manifest/cost_loader.h"
 #include "manifest/fault_loader.h"
 #include "manifest/header_reader.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "manifest/diagnostics.h"
+#include "manifest/enum_name.h"
 
 namespace stagegate::manifest {
 
@@ -63,19 +64,6 @@ inline constexpr Range kAnyNumber{};
 inline constexpr Range kNonNegative{.min = 0};
 inline constexpr Range kPositive{.min = 0, .min_exclusive = true};
 inline constexpr Range kProbability{.min = 0, .max = 1};
-
-template <typename E>
-struct EnumName {
-  E value;
-  const char* name;
-};
-
-template <typename E, size_t N>
-const char* NameOf(E value, const EnumName<E> (&names)[N]) {
-  for (const EnumName<E>& entry : names)
-    if (entry.value == value) return entry.name;
-  return "?";
-}
 
 // Readers of one value node. `name` is how messages refer to the value ("'rate'", "a level").
 // Each reports a problem and returns nullopt when the node is not of the expected kind.

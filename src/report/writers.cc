@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "base/strings.h"
 #include "report/compare_runs.h"

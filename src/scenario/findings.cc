@@ -4,7 +4,7 @@
 
 #include "base/strings.h"
 #include "http/openai_request.h"
-#include "manifest/yaml_reader.h"
+#include "manifest/enum_name.h"
 
 namespace stagegate::scenario {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "base/strings.h"
-#include "manifest/yaml_reader.h"
+#include "manifest/enum_name.h"
 
 namespace stagegate::scenario {
 namespace {

@@ -6,7 +6,7 @@
 #include "base/hashing.h"
 #include "base/strings.h"
 #include "load/schedule.h"
-#include "manifest/yaml_reader.h"
+#include "manifest/enum_name.h"
 
 namespace stagegate::scenario {
 

@@ -16,7 +16,7 @@
 #include "faults/fault_proxy.h"
 #include "load/engine.h"
 #include "load/progress.h"
-#include "manifest/yaml_reader.h"
+#include "manifest/enum_name.h"
 #include "scenario/runner_plan.h"
 #include "scenario/shard_plan.h"
 #include "scenario/stage_requests.h"

@@ -7,6 +7,7 @@
 
 #include "base/pattern.h"
 #include "manifest/bundle.h"
+#include "manifest/yaml_reader.h"
 #include "test_util.h"
 
 namespace stagegate::manifest {
