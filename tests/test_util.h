@@ -21,6 +21,7 @@
 #include "base/status.h"
 #include "base/strings.h"
 #include "store/sqlite.h"
+#include "test_paths.h"
 
 namespace stagegate::testing {
 
@@ -39,11 +40,11 @@ T Ok(Result<T> result) {
 }
 
 inline std::string Testdata(const std::string& relative) {
-  return std::string(STAGEGATE_TESTDATA) + "/" + relative;
+  return std::string(TestdataDir()) + "/" + relative;
 }
 
 inline std::string SourcePath(const std::string& relative) {
-  return std::string(STAGEGATE_SOURCE_DIR) + "/" + relative;
+  return std::string(SourceDir()) + "/" + relative;
 }
 
 inline std::string ReadText(const std::string& path) {
@@ -116,7 +117,7 @@ struct Ran {
 /// under `dir`; `on_started` runs while it runs (e.g. to send it a signal).
 inline Ran RunStagegate(const TempDir& dir, std::vector<std::string> args,
                         const std::function<void(pid_t)>& on_started = nullptr) {
-  std::vector<std::string> full = {STAGEGATE_BINARY, "--db", dir / "store.db"};
+  std::vector<std::string> full = {StagegateBinary(), "--db", dir / "store.db"};
   full.insert(full.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& arg : full)
@@ -130,7 +131,7 @@ inline Ran RunStagegate(const TempDir& dir, std::vector<std::string> args,
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
-  REQUIRE(posix_spawn(&pid, STAGEGATE_BINARY, &actions, nullptr, argv.data(), environ) == 0);
+  REQUIRE(posix_spawn(&pid, StagegateBinary(), &actions, nullptr, argv.data(), environ) == 0);
   posix_spawn_file_actions_destroy(&actions);
   if (on_started) on_started(pid);
   int status = 0;

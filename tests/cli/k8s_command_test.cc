@@ -302,7 +302,7 @@ TEST_CASE("k8s refuses a broken scenario, no shards and a bad name", "[cli][k8s]
   CHECK(run.out == "");
   const std::string expected =
       testing::ReplaceAll(ReadText(Testdata("broken/unknown-keys.expected")), "broken/",
-                          std::string(STAGEGATE_TESTDATA) + "/broken/");
+                          std::string(testing::TestdataDir()) + "/broken/");
   CHECK(run.err == expected + "7 problems in " + broken + " and the files it names\n");
 
   const std::string demo = SourcePath("scenarios/sharded.yaml");

@@ -57,7 +57,7 @@ uint16_t FreePort() {
 // its output in DIR/<name>.out and .err.
 pid_t SpawnPod(const testing::TempDir& dir, const std::string& name, int index,
                std::vector<std::string> args) {
-  args.insert(args.begin(), STAGEGATE_BINARY);
+  args.insert(args.begin(), testing::StagegateBinary());
   std::vector<char*> argv;
   for (std::string& arg : args)
     argv.push_back(arg.data());
@@ -77,7 +77,8 @@ pid_t SpawnPod(const testing::TempDir& dir, const std::string& name, int index,
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
-  REQUIRE(posix_spawn(&pid, STAGEGATE_BINARY, &actions, nullptr, argv.data(), envp.data()) == 0);
+  REQUIRE(posix_spawn(&pid, testing::StagegateBinary(), &actions, nullptr, argv.data(),
+                      envp.data()) == 0);
   posix_spawn_file_actions_destroy(&actions);
   return pid;
 }

@@ -18,7 +18,7 @@ namespace stagegate::testing {
 
 /// build-test/shared-runs: beside the binaries, so each build has its own.
 inline std::string SharedRunsDir() {
-  return std::filesystem::path(STAGEGATE_BINARY).parent_path() / "shared-runs";
+  return std::filesystem::path(StagegateBinary()).parent_path() / "shared-runs";
 }
 
 /// Makes shared folder `name`: `make` makes its runs in a folder of its own, which is then

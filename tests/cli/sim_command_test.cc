@@ -31,8 +31,8 @@ struct Process {
 // Starts `binary sim --port 0 extra...` in `dir` ("": this process's), its stdout on a pipe and
 // its stderr in `err_path` when given.
 Process SpawnSim(const std::vector<std::string>& extra,
-                 const std::string& binary = STAGEGATE_BINARY, const std::string& dir = "",
-                 const std::string& err_path = "") {
+                 const std::string& binary = testing::StagegateBinary(),
+                 const std::string& dir = "", const std::string& err_path = "") {
   int pipe_fds[2];
   REQUIRE(pipe(pipe_fds) == 0);
   posix_spawn_file_actions_t actions;
@@ -132,7 +132,7 @@ TEST_CASE("stagegate sim finds the default corpus outside the checkout, or says 
   fs::create_directories(root + "/bin");
   fs::create_directories(root + "/elsewhere");
   const std::string binary = root + "/bin/stagegate";
-  fs::copy_file(STAGEGATE_BINARY, binary);
+  fs::copy_file(testing::StagegateBinary(), binary);
   fs::permissions(binary, fs::perms::owner_all);
 
   Process missing = SpawnSim({}, binary, root + "/elsewhere", root + "/stderr.txt");

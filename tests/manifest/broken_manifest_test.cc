@@ -17,14 +17,14 @@ std::string Problems(const std::string& scenario) {
   Diagnostics diagnostics;
   std::optional<Bundle> bundle = LoadBundle(Testdata(scenario), diagnostics);
   CHECK_FALSE(bundle.has_value());
-  return ReplaceAll(diagnostics.ToString(), std::string(STAGEGATE_TESTDATA) + "/", "");
+  return ReplaceAll(diagnostics.ToString(), std::string(testing::TestdataDir()) + "/", "");
 }
 
 TEST_CASE("every broken manifest yields exactly its expected problems", "[manifest]") {
-  auto name =
-      GENERATE(as<std::string>{}, "unknown-keys", "wrong-types", "missing-keys", "out-of-range",
-               "missing-files", "syntax-error", "stages-and-phases", "faults", "references",
-               "sweep-search", "search-levels", "headers", "headers-persona", "decisions", "scopes");
+  auto name = GENERATE(as<std::string>{}, "unknown-keys", "wrong-types", "missing-keys",
+                       "out-of-range", "missing-files", "syntax-error", "stages-and-phases",
+                       "faults", "references", "sweep-search", "search-levels", "headers",
+                       "headers-persona", "decisions", "scopes");
   INFO("broken/" << name << ".yaml");
   std::string expected = ReadText(Testdata("broken/" + name + ".expected"));
   REQUIRE_FALSE(expected.empty());

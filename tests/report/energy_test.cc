@@ -77,7 +77,7 @@ Measured RunAndReport(const testing::TempDir& dir, const std::string& gpu) {
 TEST_CASE("joules per request from the fake NVML's counter match 250 W over the phase",
           "[report][telemetry][serial]") {
   // tests/telemetry/fake_nvml.cc: GPU 0's counter grows at 250 W; GPU 1 has none.
-  REQUIRE(setenv("STAGEGATE_NVML_LIBRARY", FAKE_NVML_LIBRARY, 1) == 0);
+  REQUIRE(setenv("STAGEGATE_NVML_LIBRARY", testing::FakeNvmlLibrary(), 1) == 0);
   testing::TempDir dir;
   const Measured m = RunAndReport(dir, "gpu: auto");
   unsetenv("STAGEGATE_NVML_LIBRARY");

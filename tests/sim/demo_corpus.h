@@ -8,6 +8,7 @@
 #include <string>
 
 #include "manifest/corpus.h"
+#include "test_paths.h"
 
 namespace stagegate::testing {
 
@@ -19,7 +20,8 @@ inline const manifest::Corpus& DemoCorpus() {
   static const Loaded loaded = [] {
     manifest::Diagnostics diagnostics;
     Loaded result;
-    result.corpus = manifest::LoadCorpus(STAGEGATE_SOURCE_DIR "/corpus/service-desk", diagnostics);
+    result.corpus =
+        manifest::LoadCorpus(std::string(SourceDir()) + "/corpus/service-desk", diagnostics);
     result.diagnostics = diagnostics.ToString();
     return result;
   }();

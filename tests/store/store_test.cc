@@ -14,6 +14,7 @@
 #include "load/request_record.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
+#include "test_paths.h"
 
 namespace stagegate::store {
 namespace {
@@ -124,7 +125,7 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-const std::string kV1Fixture = std::string(STAGEGATE_TESTDATA) + "/store/v1.sql";
+const std::string kV1Fixture = std::string(testing::TestdataDir()) + "/store/v1.sql";
 
 std::vector<RunInfo> ListRuns(Store& store) {
   Result<std::vector<RunInfo>> runs = store.ListRuns();

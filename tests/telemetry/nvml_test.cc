@@ -5,13 +5,14 @@
 
 #include "telemetry/nvml.h"
 #include "telemetry/scraper.h"
+#include "test_paths.h"
 
 namespace stagegate::telemetry {
 namespace {
 
 TEST_CASE("NvmlSampler reads power, utilisation and memory of every GPU", "[telemetry]") {
   // tests/telemetry/fake_nvml.cc: two GPUs; the second cannot report its power.
-  Result<std::unique_ptr<NvmlSampler>> nvml = NvmlSampler::Open(FAKE_NVML_LIBRARY);
+  Result<std::unique_ptr<NvmlSampler>> nvml = NvmlSampler::Open(testing::FakeNvmlLibrary());
   INFO(nvml.status().message());
   REQUIRE(nvml.ok());
   CHECK((*nvml)->devices() == 2);
@@ -47,7 +48,7 @@ TEST_CASE("NvmlSampler says what is missing, never crashes, on a machine without
 }
 
 TEST_CASE("a Scraper samples NVML on its own thread like an endpoint", "[telemetry]") {
-  Result<std::unique_ptr<NvmlSampler>> nvml = NvmlSampler::Open(FAKE_NVML_LIBRARY);
+  Result<std::unique_ptr<NvmlSampler>> nvml = NvmlSampler::Open(testing::FakeNvmlLibrary());
   REQUIRE(nvml.ok());
   NvmlSampler& sampler = **nvml;
   Scraper scraper(
