@@ -300,9 +300,8 @@ TEST_CASE("k8s refuses a broken scenario, no shards and a bad name", "[cli][k8s]
   Invocation run = Invoke({"k8s", broken, "--shards", "2", "--image", "i"});
   CHECK(run.exit_code == 2);
   CHECK(run.out == "");
-  const std::string expected =
-      testing::ReplaceAll(ReadText(Testdata("broken/unknown-keys.expected")), "broken/",
-                          std::string(testing::TestdataDir()) + "/broken/");
+  const std::string expected = testing::ReplaceAll(
+      ReadText(Testdata("broken/unknown-keys.expected")), "broken/", testing::Testdata("broken/"));
   CHECK(run.err == expected + "7 problems in " + broken + " and the files it names\n");
 
   const std::string demo = SourcePath("scenarios/sharded.yaml");

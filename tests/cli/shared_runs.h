@@ -50,10 +50,14 @@ inline void CopySharedRuns(const TempDir& dir, const std::string& name,
   const std::string made_in = ReadText(from + "/made_in.txt");
   REQUIRE(made_in.size() > 20);  // a test's own folder, which nothing else contains
   auto db = Ok(store::Database::Open(dir / "store.db", false));
-  for (const char* column : {"scenario_file", "settings_json"})
-    REQUIRE(db->Exec("UPDATE runs SET " + std::string(column) + " = replace(" + column + ", '" +
-                     made_in + "', '" + dir.path() + "')")
-                .ok());
+  // The folders are bound, not spliced into the SQL text.
+  for (const char* column : {"scenario_file", "settings_json"}) {
+    Result<store::Statement> update = store::Statement::Prepare(
+        *db, "UPDATE runs SET " + std::string(column) + " = replace(" + column + ", ?1, ?2)");
+    REQUIRE(update.ok());
+    update->Bind(1, made_in).Bind(2, dir.path());
+    REQUIRE(update->Run().ok());
+  }
 }
 
 }  // namespace stagegate::testing

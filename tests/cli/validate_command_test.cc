@@ -75,7 +75,7 @@ TEST_CASE("validate of a broken scenario exits 2 and prints every problem on std
   CHECK(run.out == "");
   std::string expected =
       testing::ReplaceAll(testing::ReadText(Testdata("broken/unknown-keys.expected")), "broken/",
-                          std::string(testing::TestdataDir()) + "/broken/");
+                          testing::Testdata("broken/"));
   CHECK(run.err == expected + "7 problems in " + path + " and the files it names\n");
 }
 

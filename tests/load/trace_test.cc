@@ -28,7 +28,7 @@ std::string LoadError(const std::string& fixture) {
   Result<Entries> entries = LoadTrace(Testdata("traces/" + fixture));
   REQUIRE_FALSE(entries.ok());
   CHECK(entries.status().code() == Status::Code::kInvalidInput);
-  return ReplaceAll(entries.status().message(), std::string(testing::TestdataDir()) + "/", "");
+  return ReplaceAll(entries.status().message(), testing::Testdata(""), "");
 }
 
 Arrivals Schedule(const Entries& trace, const TraceScheduleOptions& options) {

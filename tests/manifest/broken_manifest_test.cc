@@ -17,7 +17,7 @@ std::string Problems(const std::string& scenario) {
   Diagnostics diagnostics;
   std::optional<Bundle> bundle = LoadBundle(Testdata(scenario), diagnostics);
   CHECK_FALSE(bundle.has_value());
-  return ReplaceAll(diagnostics.ToString(), std::string(testing::TestdataDir()) + "/", "");
+  return ReplaceAll(diagnostics.ToString(), testing::Testdata(""), "");
 }
 
 TEST_CASE("every broken manifest yields exactly its expected problems", "[manifest]") {
