@@ -31,18 +31,23 @@ constexpr std::string_view kPageHead = R"html(<!DOCTYPE html>
   }
 }
 * { box-sizing: border-box; }
-html { scroll-padding-bottom: 5rem; }  /* what is scrolled into view stays above the fixed bar */
+/* What is scrolled into view stays above the fixed bar; --bar is the bar's height, kept by the script. */
+html { scroll-padding-bottom: calc(var(--bar, 3.5rem) + 1.5rem); }
 body {
   margin: 0; background: var(--bg); color: var(--text);
   font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
 }
-.page { max-width: 52rem; margin: 0 auto; padding: .75rem 1rem 7rem; }
+.page { max-width: 52rem; margin: 0 auto; padding: .75rem 1rem calc(var(--bar, 3.5rem) + 3.5rem); }
 .top { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: .5rem 1rem; }
 h1 { font-size: 1.2rem; margin: 0; }
 h2 { font-size: .75rem; font-weight: 600; text-transform: uppercase; letter-spacing: .07em; color: var(--muted); margin: 0 0 .4rem; }
 .position { color: var(--muted); font-variant-numeric: tabular-nums; }
 .legend { color: var(--muted); font-size: .85rem; margin: .5rem 0; }
-.notice { background: var(--warn-bg); border: 1px solid var(--warn-line); border-radius: 6px; padding: .5rem .75rem; margin: .75rem 0; }
+/* In the fixed bar: a notice that comes while the reviewer scores moves nothing they might click. */
+.notice {
+  width: min(50rem, calc(100% - 1.2rem)); margin: .55rem auto 0; background: var(--warn-bg); border: 1px solid var(--warn-line);
+  border-radius: 6px; padding: .4rem .75rem; font-size: .9rem;
+}
 .help { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .5rem .9rem; margin: .75rem 0; }
 .help summary { cursor: pointer; font-weight: 600; }
 .help p { margin: .5rem 0 .25rem; }
@@ -85,7 +90,7 @@ button:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 [hidden] { display: none !important; }
 @media (pointer: coarse) { .legend { display: none; } }
 @media (max-width: 30rem) {
-  .page { padding: .5rem .6rem 7rem; }
+  .page { padding: .5rem .6rem calc(var(--bar, 3.5rem) + 3.5rem); }
   .card, .criterion { padding: .6rem .7rem; }
   .bar-inner { padding: .5rem .6rem; }
 }
@@ -97,7 +102,6 @@ button:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 <div><h1 id="title">Review</h1><div id="position" class="position"></div></div>
 <button type="button" id="download" class="download" hidden>Download scores</button>
 </header>
-<p id="notice" class="notice" role="status" hidden></p>
 <details id="help" class="help" hidden>
 <summary>Instructions</summary>
 <p id="instructions" class="text"></p>
@@ -110,6 +114,7 @@ scores when you are done.</p>
 <main id="item"></main>
 </div>
 <nav id="bar" class="bar" aria-label="Items" hidden>
+<p id="notice" class="notice" role="status" hidden></p>
 <div class="bar-inner">
 <button type="button" id="prev" class="nav">&larr; Previous</button>
 <span id="status" class="status" aria-live="polite"></span>
@@ -555,6 +560,11 @@ constexpr std::string_view kPageTail = R"html(</script>
     restore();
   }
   for (const id of ['download', 'help', 'legend', 'bar']) byId(id).hidden = false;
+  // The page's foot and what is scrolled into view clear the bar, however tall a notice makes it.
+  const bar = byId('bar');
+  const keepBarHeight = () => document.documentElement.style.setProperty('--bar', bar.offsetHeight + 'px');
+  keepBarHeight();
+  if (window.ResizeObserver) new ResizeObserver(keepBarHeight).observe(bar);
   byId('help').open = scores.size === 0;
   byId('prev').addEventListener('click', () => show(index - 1));
   byId('next').addEventListener('click', () => show(index + 1));

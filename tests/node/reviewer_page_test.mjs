@@ -354,11 +354,17 @@ async function checkTwoTabs(browser, criteria) {
   // Input goes to the tab in front, as it does for a person.
   await first.bringToFront();
   await clickLevel(first, 0, levelA);
+  const clicked = await marks(first);
+  check(clicked.pressed[0] === levelA, `the first tab, clicked on level ${levelA}, shows ` +
+        `${JSON.stringify(clicked.pressed)}`);
   await second.bringToFront();
   await second.waitForFunction(
       (level) => document.querySelector('.criterion button.level[aria-pressed="true"] .level-num')
                      ?.textContent === String(level),
-      {timeout: 15000}, levelA).catch(() => fail('the second tab never showed the first tab\'s score'));
+      {timeout: 15000}, levelA).catch(async () => fail(
+      `the second tab never showed the first tab's score ${levelA}: it shows ` +
+      `${JSON.stringify((await marks(second)).pressed)}, the first tab ` +
+      `${JSON.stringify((await marks(first)).pressed)} (kept: ${await keptOf(second)})`));
   const notice = await second.$eval('#notice', (n) => (n.hidden ? '' : n.textContent));
   check(/open in another tab/.test(notice), `the second tab's notice reads "${notice}"`);
   await clickLevel(second, 1, levelB);
@@ -374,6 +380,53 @@ async function checkTwoTabs(browser, criteria) {
         `kept: ${await keptOf(first)})`);
   await context.close();
   checkIncidents('two tabs');
+}
+
+// Where each level button of the item shown is on screen, to the pixel.
+const levelBoxes = (page) => page.$$eval('button.level', (buttons) => buttons.map((b) => {
+  const r = b.getBoundingClientRect();
+  return [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)];
+}));
+
+// A notice that comes while the reviewer scores (here: the packet saved in another tab) moves
+// nothing they might be about to click, and the foot of the page still clears the bar it makes
+// taller. A notice above the criteria used to push every button down under the pointer.
+async function checkNoticeMovesNothing(browser, criteria) {
+  const [context, first, second] = await twoTabs(browser, 'notice tab');
+  await first.bringToFront();
+  await first.evaluate(() => {
+    document.getElementById('notice').hidden = true;
+    window.scrollTo(0, 0);
+  });
+  const before = await levelBoxes(first);
+  // A score in the other tab changes what is kept, so its save reaches this tab (one that
+  // changes nothing raises no storage event).
+  const last = criteria.length - 1;
+  await second.bringToFront();
+  await clickLevel(second, last, criteria[last].levels[0].level);
+  await first.bringToFront();
+  await first.waitForFunction(() => !document.getElementById('notice').hidden, {timeout: 15000})
+      .catch(() => fail('the other tab\'s score never showed a notice'));
+  const after = await levelBoxes(first);
+  check(JSON.stringify(after) === JSON.stringify(before),
+        `the notice moved the level buttons: ${JSON.stringify(before)} became ${JSON.stringify(after)}`);
+  // Scrolled to the foot, the last level clears the bar, notice and all.
+  const clear = await first.evaluate(() => {
+    window.scrollTo(0, document.documentElement.scrollHeight);
+    const buttons = document.querySelectorAll('button.level');
+    const last = buttons[buttons.length - 1].getBoundingClientRect().bottom;
+    const bar = document.getElementById('bar').getBoundingClientRect().top;
+    return {last: Math.round(last), bar: Math.round(bar)};
+  });
+  check(clear.last <= clear.bar, `at the foot of the page the last level ends at ${clear.last} px, ` +
+        `below the top of the bar at ${clear.bar} px`);
+  const levelA = criteria[0].levels[0].level;
+  await clickLevel(first, 0, levelA);
+  const got = await marks(first);
+  check(got.pressed[0] === levelA, `with the notice shown, a click on level ${levelA} scored ` +
+        `${JSON.stringify(got.pressed)}`);
+  await context.close();
+  checkIncidents('notice');
 }
 
 // A tab whose storage event from the other tab has not arrived yet (held back here, as a busy
@@ -552,6 +605,7 @@ async function run(browser) {
 
   await checkWithoutStorage(browser, sorted);
   await checkEveryKey(browser, sorted);
+  await checkNoticeMovesNothing(browser, sorted);
   await checkTwoTabs(browser, sorted);
   await checkStaleTab(browser, sorted);
   await checkSameMillisecond(browser, sorted);
