@@ -4,6 +4,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/http_header.h"
+
 namespace stagegate::http {
 namespace {
 
@@ -21,6 +23,18 @@ nlohmann::json ChunkWith(const nlohmann::json& delta) {
 }
 
 }  // namespace
+
+std::string HeaderOf(const ScriptedRequest& request, std::string_view name) {
+  for (const std::string& line : request.headers) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos ||
+        !SameHeaderName(std::string_view(line).substr(0, colon), name))
+      continue;
+    const size_t value = line.find_first_not_of(' ', colon + 1);
+    return value == std::string::npos ? "" : line.substr(value);
+  }
+  return "";
+}
 
 ScriptedResponse ScriptedResponse::Failure(CURLcode code, int64_t at_ns) {
   ScriptedResponse response;
@@ -102,7 +116,10 @@ bool ScriptedTransport::Add(Transfer* transfer) {
     playing.timeout_at_ns = playing.sent_ns + asked.total_timeout_ms * 1'000'000;
   transfer->OnSent();
   playing.response =
-      script_(ScriptedRequest{std::string(asked.url), std::string(asked.body), playing.sent_ns});
+      script_(ScriptedRequest{.url = std::string(asked.url),
+                              .body = std::string(asked.body),
+                              .sent_ns = playing.sent_ns,
+                              .headers = {asked.headers.begin(), asked.headers.end()}});
   ++requests_;
   playing_[transfer] = std::move(playing);
   return true;

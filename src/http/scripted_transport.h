@@ -51,8 +51,12 @@ struct ScriptedResponse {
 struct ScriptedRequest {
   std::string url;
   std::string body;
-  int64_t sent_ns = 0;  // on the transport's clock
+  int64_t sent_ns = 0;               // on the transport's clock
+  std::vector<std::string> headers;  // "Name: value", as the request carries them
 };
+
+/// The value of header `name` (any case) in `request`, or "" when it has none.
+std::string HeaderOf(const ScriptedRequest& request, std::string_view name);
 
 /// Decides the response to each request, when it is sent. Called on the worker's thread.
 using Script = std::function<ScriptedResponse(const ScriptedRequest&)>;

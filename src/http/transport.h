@@ -6,6 +6,8 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -25,7 +27,8 @@ class Transfer {
   struct Request {
     std::string_view url;
     std::string_view body;
-    int64_t total_timeout_ms = 0;  // 0: none
+    int64_t total_timeout_ms = 0;          // 0: none
+    std::span<const std::string> headers;  // "Name: value", as sent (credentials among them)
   };
   virtual Request request() const { return {}; }
   /// The request has been written (curl's CURLOPT_PREREQFUNCTION).

@@ -150,8 +150,15 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
     plans[i % workers].arrivals.push_back(arrivals[i]);
 
   ResponseBudget budget(options.response_memory_bytes);
-  for (WorkerPlan& plan : plans)
+  std::optional<TickGate> gate;
+  if (control.ticks_on_clock) gate.emplace(static_cast<int>(workers));
+  for (WorkerPlan& plan : plans) {
     plan.response_budget = &budget;
+    if (gate) {
+      plan.ticks = &*gate;
+      plan.tick_ns = std::max<int64_t>(1, control.tick_ms) * 1'000'000;
+    }
+  }
   std::vector<std::unique_ptr<LiveCounters>> counters;
   std::vector<std::unique_ptr<Worker>> pool;
   for (int64_t w = 0; w < workers; ++w) {
@@ -170,26 +177,36 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
   for (int64_t w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
       statuses[w] = pool[w]->Run();
+      if (gate) gate->Leave();
       std::lock_guard lock(mutex);
       if (--running == 0) all_done.notify_all();
     });
   }
-  {
+  const auto tick = [&] {
+    // Records first, so that a tick sees every record finished before its snapshot.
+    if (control.on_records) {
+      std::vector<RequestRecord> finished;
+      for (const auto& worker : pool)
+        worker->CopyNewRecords(finished);
+      if (!finished.empty()) control.on_records(std::move(finished));
+    }
+    if (control.on_tick)
+      control.on_tick(
+          Snapshot(counters, arrivals, phase_start, control.clock->NowNs() - control.origin_ns));
+  };
+  if (gate) {
+    // Ticks on the workers' clock: each runs while they wait at it.
+    while (gate->AwaitTick()) {
+      tick();
+      gate->Release();
+    }
+  } else {
     std::unique_lock lock(mutex);
     while (running > 0) {
       all_done.wait_for(lock, std::chrono::milliseconds(control.tick_ms));
       if (running > 0 && (control.on_tick || control.on_records)) {
         lock.unlock();
-        // Records first, so that a tick sees every record finished before its snapshot.
-        if (control.on_records) {
-          std::vector<RequestRecord> finished;
-          for (const auto& worker : pool)
-            worker->CopyNewRecords(finished);
-          if (!finished.empty()) control.on_records(std::move(finished));
-        }
-        if (control.on_tick)
-          control.on_tick(Snapshot(counters, arrivals, phase_start,
-                                   control.clock->NowNs() - control.origin_ns));
+        tick();
         lock.lock();
       }
     }

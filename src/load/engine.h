@@ -154,6 +154,11 @@ struct RunControl {
   /// Makes each worker's transport: empty for curl over sockets (MultiTransport); a test's
   /// ScriptedTransport::Factory, on the FakeClock that `clock` also is, answers without one.
   http::TransportFactory transport;
+  /// The workers' transports move `clock` (a FakeClock under ScriptedTransport): ticks are then
+  /// every `tick_ms` of that clock from the schedule's start, and each worker waits at every
+  /// tick until on_records and on_tick have run, so they see the phase at exact times. False:
+  /// ticks are every `tick_ms` of real time, and nothing waits for them.
+  bool ticks_on_clock = false;
 };
 
 /// Runs one phase: starts the workers (each with its own curl multi handle, connections and

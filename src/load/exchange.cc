@@ -154,7 +154,10 @@ void Exchange::Begin(const RequestSpec& spec, RequestRecord record, const http::
 }
 
 Exchange::Request Exchange::request() const {
-  return {.url = spec_->url, .body = spec_->body, .total_timeout_ms = timeouts_.total_ms};
+  return {.url = spec_->url,
+          .body = spec_->body,
+          .total_timeout_ms = timeouts_.total_ms,
+          .headers = spec_->headers};
 }
 
 long Exchange::ResponseStatus() {

@@ -54,6 +54,33 @@ Worker::~Worker() {
       transport_->Remove(&slot->exchange);
 }
 
+void TickGate::Reach() {
+  std::unique_lock lock(mutex_);
+  const int64_t generation = generation_;
+  ++waiting_;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return generation_ != generation; });
+}
+
+void TickGate::Leave() {
+  std::lock_guard lock(mutex_);
+  --active_;
+  changed_.notify_all();
+}
+
+bool TickGate::AwaitTick() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return waiting_ == active_; });
+  return active_ > 0;
+}
+
+void TickGate::Release() {
+  std::lock_guard lock(mutex_);
+  waiting_ = 0;
+  ++generation_;
+  changed_.notify_all();
+}
+
 Status Worker::Run() {
   const double cpu_start = ThreadCpuSeconds();
   if (control_.transport) {
@@ -72,8 +99,15 @@ Status Worker::Run() {
 
   std::optional<int64_t> grace_end;
   int64_t next_scan = 0;
+  int64_t next_tick = plan_.phase_start_ns + plan_.tick_ns;
   while (true) {
     int64_t now = Now();
+    if (plan_.ticks && now >= next_tick) {
+      // The clock stands at the tick (the wait below goes no further) until it has run.
+      plan_.ticks->Reach();
+      while (next_tick <= now)
+        next_tick += plan_.tick_ns;
+    }
     if (!stopping_ && control_.stop != nullptr && control_.stop->load(std::memory_order_relaxed)) {
       stopping_ = true;
       for (const Arrival& waiting : queue_)
@@ -113,6 +147,7 @@ Status Worker::Run() {
     if (!stopping_ && !ending_ && !due_turns_.empty() && HasRoom())
       deadline = std::min(deadline, due_turns_.begin()->first);
     if (grace_end) deadline = std::min(deadline, *grace_end);
+    if (plan_.ticks) deadline = std::min(deadline, next_tick);
     transport_->WaitAndDrive(deadline + control_.origin_ns, kMaxWaitMs);
     Reap();
   }

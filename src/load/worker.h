@@ -1,5 +1,6 @@
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -15,6 +16,29 @@
 
 namespace stagegate::load {
 
+/// Where a phase's workers meet the thread that runs its ticks, when the ticks are on a clock the
+/// workers move (RunControl::ticks_on_clock): a worker that reaches a tick waits there until the
+/// tick has run, so the clock stands still while it does.
+class TickGate {
+ public:
+  explicit TickGate(int workers) : active_(workers) {}
+  /// A worker at a tick: returns once the tick has run.
+  void Reach();
+  /// A worker that has finished: no tick waits for it.
+  void Leave();
+  /// The tick thread: waits until every worker still running is at the tick; false once none is.
+  bool AwaitTick();
+  /// The tick thread, once the tick has run: the workers go on.
+  void Release();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int active_;
+  int waiting_ = 0;
+  int64_t generation_ = 0;
+};
+
 /// One worker's share of a phase.
 struct WorkerPlan {
   int index = 0;
@@ -27,6 +51,8 @@ struct WorkerPlan {
   int64_t phase_start_ns = 0;                 // run time
   int64_t end_ns = INT64_MAX;                 // closed loop: no send at or after this
   ResponseBudget* response_budget = nullptr;  // shared by the phase's workers; outlives them
+  TickGate* ticks = nullptr;  // RunControl::ticks_on_clock: the phase's; outlives the workers
+  int64_t tick_ns = 0;        // with `ticks`: the time between ticks
 };
 
 /// Sends one worker's share of a phase on the calling thread, with its own transport, exchanges

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,44 @@ TEST_CASE("scripted: a closed loop sends the next request the moment one ends", 
   std::sort(sent_ms.begin(), sent_ms.end());
   CHECK(sent_ms == std::vector<int64_t>{0, 0, 100, 100, 200, 200});
   CHECK(result.ended_ns - result.started_ns == 300 * kMs);
+}
+
+TEST_CASE("scripted: with ticks on the clock, each tick sees the phase at its exact time",
+          "[load][fake]") {
+  // 20 requests, one every 100 ms, each answered in 80 ms; ticks every 250 ms of the fake clock.
+  // Each tick has every record that ended before it; the one at 1 s ends the schedule.
+  FakeClock clock;
+  const LoadOptions options{.arrivals = EveryMs(20, 100), .workers = 1};
+  std::atomic<bool> end_schedule{false};
+  std::vector<int64_t> tick_ms, ended_by_tick;
+  int64_t ended = 0;
+  RunControl control{.clock = &clock,
+                     .origin_ns = clock.NowNs(),
+                     .end_schedule = &end_schedule,
+                     .tick_ms = 250,
+                     .transport = http::ScriptedTransport::Factory(clock, Streamed(50, 10)),
+                     .ticks_on_clock = true};
+  control.on_records = [&](std::vector<RequestRecord> records) {
+    ended += static_cast<int64_t>(records.size());
+  };
+  control.on_tick = [&](const LiveSnapshot& snapshot) {
+    tick_ms.push_back((snapshot.now_ns - snapshot.phase_start_ns) / kMs);
+    CHECK((snapshot.now_ns - snapshot.phase_start_ns) % kMs == 0);
+    ended_by_tick.push_back(ended);
+    if (tick_ms.back() == 1000) end_schedule.store(true);
+  };
+  Result<LoadResult> result = RunLoad(options, Chat(), control);
+  REQUIRE(result.ok());
+  CHECK(tick_ms == std::vector<int64_t>{250, 500, 750, 1000});
+  // Requests sent at 0, 100, 200 end at 80, 180, 280 ms: two before the first tick.
+  CHECK(ended_by_tick == std::vector<int64_t>{2, 5, 7, 10});
+  // Sent: 0 to 900 ms. The one due at 1 s waits for the tick at 1 s, which ends the schedule,
+  // so it and the 9 after it never go out; the phase ends there, its last answer in at 980 ms.
+  int64_t sent = 0;
+  for (const RequestRecord& r : result->records)
+    sent += r.sent_ns.has_value();
+  CHECK(sent == 10);
+  CHECK(result->ended_ns - result->started_ns == 1000 * kMs);
 }
 
 TEST_CASE("scripted: a stream with no first token inside its timeout ends as a timeout",
