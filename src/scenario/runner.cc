@@ -86,12 +86,15 @@ const StepResult* StageResult::Find(PhaseKind kind) const {
 }
 
 Runner::Runner(const manifest::Bundle& bundle, RunSettings settings, store::Store& store,
-               console::Console& console, const std::atomic<bool>& stop)
+               console::Console& console, const std::atomic<bool>& stop, RunSeam seam)
     : bundle_(bundle),
       settings_(std::move(settings)),
       store_(store),
       console_(console),
-      stop_(stop) {
+      stop_(stop),
+      clock_(*seam.clock),
+      transport_(std::move(seam.transport)),
+      ticks_on_clock_(seam.ticks_on_clock) {
   if (bundle_.corpus) {
     refusal_tasks_ = RefusalTasks(*bundle_.corpus);
     for (const manifest::ThresholdScope& scope : bundle_.scenario.thresholds.scopes)
@@ -360,9 +363,8 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   result.receive = load.receive;
   step.options.arrivals = {};
   result.step = std::move(step);
-  if (level)
-    SG_RETURN_IF_ERROR(
-        JudgeStep(result, load.records, *level, ran->ended_early ? ended_early_reason : ""));
+  if (ran->ended_early) result.ended_early = ended_early_reason;
+  if (level) SG_RETURN_IF_ERROR(JudgeStep(result, load.records, *level, result.ended_early));
   result.first_record = records_.size();
   result.record_count = load.records.size();
   records_.reserve(records_.size() + load.records.size());
@@ -557,7 +559,9 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
                                      .clock = clock_,
                                      .origin_ns = origin_ns_,
                                      .stop = stop_,
-                                     .next_ordinal = next_ordinal_});
+                                     .next_ordinal = next_ordinal_,
+                                     .transport = transport_,
+                                     .ticks_on_clock = ticks_on_clock_});
   const manifest::Scenario& scenario = bundle_.scenario;
   // Telemetry on the same clock as the requests, for the whole run; samples go to the store
   // after every step, as records do, and at the end.

@@ -12,10 +12,13 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/fake_clock.h"
 #include "base/status.h"
 #include "console/console.h"
 #include "faults/access_denial.h"
 #include "faults/tool_outage.h"
+#include "http/scripted_transport.h"
+#include "http/transport.h"
 #include "load/metrics.h"
 #include "load/response_budget.h"
 #include "load/sessions.h"
@@ -70,6 +73,24 @@ struct ResumeFrom {
 nlohmann::json SettingsToJson(const RunSettings& settings);
 RunSettings SettingsFromJson(const nlohmann::json& json);
 
+/// What a run reads time from and sends through: the steady clock and curl over sockets, or, in
+/// a test, Scripted: a FakeClock that a scripted application's answers move, so that a whole
+/// scenario (its phases, sweep and the sweep's live controller, probes and samples, and every
+/// verdict on them) runs in the time its records take to compute, with exact times. Give such a
+/// run a target URL (no reference application is started) and one worker (scripted transports on
+/// several threads share one clock).
+struct RunSeam {
+  const Clock* clock = &SteadyClock::Get();
+  http::TransportFactory transport;  // empty: curl over sockets
+  bool ticks_on_clock = false;       // load::RunControl::ticks_on_clock
+
+  static RunSeam Scripted(FakeClock& clock, http::Script script) {
+    return {.clock = &clock,
+            .transport = http::ScriptedTransport::Factory(clock, std::move(script)),
+            .ticks_on_clock = true};
+  }
+};
+
 /// One load step that ran: a phase, or one level of a sweep.
 struct StepResult {
   std::string stage;
@@ -90,6 +111,8 @@ struct StepResult {
   int64_t expected_denials = 0;  // of its measured requests: denials the corpus expects
   /// A sweep level: thresholds, sustained load and length judged together.
   std::optional<LevelJudgement> level;
+  /// A sweep level its live controller ended before its schedule did: why (LevelController).
+  std::string ended_early;
   /// A step of multi-turn sessions: its metrics by turn, and how many sessions completed.
   std::optional<load::SessionMetrics> sessions;
 
@@ -148,7 +171,7 @@ struct RunReport {
 class Runner {
  public:
   Runner(const manifest::Bundle& bundle, RunSettings settings, store::Store& store,
-         console::Console& console, const std::atomic<bool>& stop);
+         console::Console& console, const std::atomic<bool>& stop, RunSeam seam = {});
 
   /// Plans the run, calls `on_planned` (which creates the run in the store) and runs it. Fails on
   /// bad input before anything is sent (InvalidInput), or on a runtime failure of the store or
@@ -237,7 +260,9 @@ class Runner {
   store::Store& store_;
   console::Console& console_;
   const std::atomic<bool>& stop_;
-  const Clock& clock_ = SteadyClock::Get();
+  const Clock& clock_;
+  http::TransportFactory transport_;
+  bool ticks_on_clock_;
   std::string run_id_;
   int64_t origin_ns_ = 0;
   std::optional<StepRunner> steps_;  // set once the run starts

@@ -28,7 +28,9 @@ Result<StepRunner::Ran> StepRunner::Run(const Step& step) {
   load::RunControl control{.clock = &context_.clock,
                            .origin_ns = context_.origin_ns,
                            .stop = &context_.stop,
-                           .end_schedule = &end_schedule};
+                           .end_schedule = &end_schedule,
+                           .transport = context_.transport,
+                           .ticks_on_clock = context_.ticks_on_clock};
   const auto progress = load::ProgressLine(context_.console, context_.clock, step.label);
   // Every record finished so far, in the order they ended, for `end_early`.
   std::vector<load::RequestRecord> finished;

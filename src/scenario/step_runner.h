@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "console/console.h"
+#include "http/transport.h"
 #include "load/engine.h"
 #include "store/store.h"
 
@@ -30,6 +31,10 @@ class StepRunner {
     int64_t origin_ns = 0;          // the run's time zero on `clock`
     const std::atomic<bool>& stop;  // SIGINT: ends the step after its grace period
     int64_t next_ordinal = 0;       // the phase ordinal the next step gets
+    /// Each worker's transport: empty for curl over sockets; a test's ScriptedTransport on the
+    /// FakeClock that `clock` is (load::RunControl::transport).
+    http::TransportFactory transport;
+    bool ticks_on_clock = false;  // load::RunControl::ticks_on_clock
   };
 
   /// Looks at the records finished so far (in the order they ended; run times: every record
