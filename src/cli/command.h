@@ -11,12 +11,19 @@
 #include "base/exit_codes.h"
 #include "console/console.h"
 
+namespace stagegate::scenario {
+struct RunSeam;
+}
+
 namespace stagegate::cli {
 
 /// Options every subcommand shares.
 struct GlobalOptions {
   std::string db_path;
   bool quiet = false;
+  /// What `run` reads time from and sends through: null for the steady clock and curl; a test
+  /// in this process gives a fake clock and a scripted application (scenario/runner.h).
+  const scenario::RunSeam* seam = nullptr;
 };
 
 /// One subcommand. Configure() declares its options on its CLI11 subcommand (each with its
@@ -55,8 +62,9 @@ inline constexpr double kMaxTimeoutMs = 86'400'000.0;
 
 /// Parses `argv`, runs the chosen subcommand on `console`, and returns the process exit code. An
 /// exception that escapes a subcommand is printed as "stagegate <command>: internal error: ..."
-/// and exits 3.
-int Main(int argc, const char* const* argv, console::Console& console);
+/// and exits 3. `seam`: GlobalOptions::seam.
+int Main(int argc, const char* const* argv, console::Console& console,
+         const scenario::RunSeam* seam = nullptr);
 
 /// Runs `run` and returns its exit code; an exception escaping it is printed as
 /// "<name>: internal error: <what>" and returns 3 (runtime failure).

@@ -123,7 +123,8 @@ int RunGuarded(const std::string& name, const std::function<ExitCode()>& run,
   return ToInt(ExitCode::kRuntimeFailure);
 }
 
-int Main(int argc, const char* const* argv, console::Console& console) {
+int Main(int argc, const char* const* argv, console::Console& console,
+         const scenario::RunSeam* seam) {
   CLI::App app{
       "stagegate: decides whether an LLM application is ready for release, on three "
       "separate conditions: responsiveness, quality, recoverability."};
@@ -135,6 +136,7 @@ int Main(int argc, const char* const* argv, console::Console& console) {
   app.footer(kExitCodeHelp);
   GlobalOptions global;
   global.db_path = store::kDefaultStorePath;
+  global.seam = seam;
   app.add_option("--db", global.db_path, "The SQLite store of runs")->capture_default_str();
   app.add_flag("-q,--quiet", global.quiet, "Print no progress lines");
 

@@ -231,7 +231,8 @@ class RunCommand : public Command {
     load::RaiseOpenFileLimit();
     std::atomic<bool> stop{false};
     StopOnSignal stop_on_signal(stop);
-    scenario::Runner runner(*bundle, settings_, **store, console, stop);
+    scenario::Runner runner(*bundle, settings_, **store, console, stop,
+                            global.seam ? *global.seam : scenario::RunSeam());
     scenario::ResumeFrom stored;
     if (resumed) {
       Result<std::vector<store::PhaseInfo>> phases = (*store)->ListPhases(run_id);

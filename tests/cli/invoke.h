@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "scenario/runner.h"
 #include "test_util.h"
 
 namespace stagegate::cli {
@@ -20,8 +21,9 @@ struct Invocation {
   std::string err;
 };
 
-/// `stagegate ARGS...` through cli::Main, its console writing to strings.
-inline Invocation Invoke(std::vector<std::string> args) {
+/// `stagegate ARGS...` through cli::Main, its console writing to strings; with `seam`, `run`
+/// reads time from it and sends through it (scenario::RunSeam::Scripted: no socket, no wait).
+inline Invocation Invoke(std::vector<std::string> args, const scenario::RunSeam* seam = nullptr) {
   args.insert(args.begin(), "stagegate");
   std::vector<const char*> argv;
   for (const std::string& arg : args)
@@ -29,7 +31,7 @@ inline Invocation Invoke(std::vector<std::string> args) {
   std::ostringstream out, err;
   console::Console console(out, err, false);
   Invocation result;
-  result.exit_code = Main(static_cast<int>(argv.size()), argv.data(), console);
+  result.exit_code = Main(static_cast<int>(argv.size()), argv.data(), console, seam);
   result.out = out.str();
   result.err = err.str();
   return result;

@@ -11,8 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "base/fake_clock.h"
 #include "base/strings.h"
+#include "invoke.h"
 #include "reviewers.h"
+#include "scenario/runner.h"
+#include "scenario/scripted_app.h"
 #include "shared_runs.h"
 #include "store/sqlite.h"
 #include "store/store.h"
@@ -47,11 +51,39 @@ std::string ReportRun(const testing::TempDir& dir, const std::string& fault = ""
   return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
 }
 
+// A run of report.yaml in `dir`, made in this process on a fake clock against `app` instead of
+// the reference application (scenario::RunSeam::Scripted): the same stored run a real one
+// makes, in well under a second, the same each time. Without the tool-outage probe, whose proxy
+// needs an application on a socket; with `edits` to the scenario.
+std::string ScriptedReportRun(const testing::TempDir& dir, testing::ScriptedApp app,
+                              const std::vector<std::pair<std::string, std::string>>& edits = {}) {
+  std::string text = testing::ReadText(testing::Testdata("run/report.yaml"));
+  text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
+  const size_t probe = text.find("  tool_outage:\n");
+  const size_t after = text.find("on_stage_failure:", probe);
+  REQUIRE(after != std::string::npos);
+  text.erase(probe, after - probe);
+  for (const auto& [from, to] : edits)
+    text = testing::ReplaceAll(text, from, to);
+  testing::WriteText(dir / "report.yaml", text);
+  testing::WriteText(dir / "report-sim.yaml",
+                     testing::ReadText(testing::Testdata("run/report-sim.yaml")));
+  FakeClock clock;
+  const scenario::RunSeam seam = scenario::RunSeam::Scripted(clock, app.Script());
+  const Invocation ran =
+      Invoke({"--quiet", "--db", dir / "store.db", "run", dir / "report.yaml", "--out", dir / "out",
+              "--target-url", "http://scripted.invalid", "--workers", "1"},
+             &seam);
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
+}
+
 // The runs of report.yaml that tests only read (shared_runs.h):
-//   plain/   one run of report.yaml, not scored
-//   matrix/  a run of each kind in one store: ready (scored, without the optional quality
-//            thresholds), pending, failing (every request a 500), hanging (every request
-//            times out), their ids in runs.json
+//   plain/   one run of report.yaml against the reference application, not scored
+//   matrix/  a run of each kind in one store, against a scripted application on a fake clock:
+//            ready (scored, without the optional quality thresholds), pending, failing (every
+//            request a 500), hanging (every request times out), their ids in runs.json
 struct MatrixRuns {
   std::string ready, pending, failing, hanging;
 };
@@ -64,14 +96,14 @@ void MakeMatrix(const testing::TempDir& dir) {
   const std::vector<std::pair<std::string, std::string>> no_optional = {
       {"  min_mean: 3\n", ""}, {"  min_pass_rate: 0.7\n", ""}};
   MatrixRuns runs;
-  runs.ready = ReportRun(dir, "", no_optional);
+  runs.ready = ScriptedReportRun(dir, {}, no_optional);
   testing::ScoreAll(dir, runs.ready);
-  runs.pending = ReportRun(dir);
-  runs.failing = ReportRun(dir, "\"500\"");
-  runs.hanging =
-      ReportRun(dir, "hang",
-                {{"first_token_ms: 5000, total_ms: 10000", "first_token_ms: 300, total_ms: 400"},
-                 {"max_recovery_s: 3", "max_recovery_s: 1"}});
+  runs.pending = ScriptedReportRun(dir, {});
+  runs.failing = ScriptedReportRun(dir, {.fault = "500"});
+  runs.hanging = ScriptedReportRun(
+      dir, {.fault = "hang"},
+      {{"first_token_ms: 5000, total_ms: 10000", "first_token_ms: 300, total_ms: 400"},
+       {"max_recovery_s: 3", "max_recovery_s: 1"}});
   testing::WriteText(dir / "runs.json", json{{"ready", runs.ready},
                                              {"pending", runs.pending},
                                              {"failing", runs.failing},
@@ -309,7 +341,7 @@ TEST_CASE("a run with too few answers scored is pending, and says how many are n
 
 TEST_CASE("a leaking canary makes the run not ready, naming the probe", "[cli][report]") {
   testing::TempDir dir;
-  const std::string run = ReportRun(dir, "leak-canary");
+  const std::string run = ScriptedReportRun(dir, {.leaky = true});
   testing::ScoreAll(dir, run);
   Ran ran = Report(dir, run);
   INFO(ran.out << ran.err);
@@ -327,9 +359,9 @@ TEST_CASE("a leaking canary makes the run not ready, naming the probe", "[cli][r
 }
 
 TEST_CASE("compare finds a regression, and refuses runs that are not comparable",
-          "[cli][report][compare][shared-runs]") {
+          "[cli][report][compare]") {
   testing::TempDir dir;
-  const std::string baseline = PlainRun(dir);
+  const std::string baseline = ScriptedReportRun(dir, {});
   SECTION("the same run: unchanged, no regression") {
     Ran same = testing::RunStagegate(dir, {"compare", baseline, baseline});
     INFO(same.out << same.err);
@@ -339,10 +371,8 @@ TEST_CASE("compare finds a regression, and refuses runs that are not comparable"
     CHECK(same.out.find("TTFT p95 (full steady) is unchanged") != std::string::npos);
   }
   SECTION("a slower application: e2e is significantly worse") {
-    // A second and a half of retrieval before every answer of the same scenario. A wait on a
-    // timer, not more work a token: the difference stays clear of the noise on a loaded machine
-    // or in a sanitizer build, where every token costs more CPU in both runs alike.
-    const std::string slower = ReportRun(dir, "", {{"retrieval_ms: 0", "retrieval_ms: 1500"}});
+    // A second and a half of retrieval before every answer of the same scenario.
+    const std::string slower = ScriptedReportRun(dir, {.retrieval_ms = 1500});
     Ran ran = testing::RunStagegate(dir, {"compare", slower, baseline});
     INFO(ran.out << ran.err);
     CHECK(ran.exit_code == 1);
@@ -372,7 +402,7 @@ TEST_CASE("compare finds a regression, and refuses runs that are not comparable"
   }
   SECTION("another model version: refused unless allowed, and then said at the top") {
     const std::string other =
-        ReportRun(dir, "", {{"model_version: \"test\"", "model_version: \"test2\""}});
+        ScriptedReportRun(dir, {}, {{"model_version: \"test\"", "model_version: \"test2\""}});
     Ran refused = testing::RunStagegate(dir, {"compare", other, baseline});
     INFO(refused.out << refused.err);
     CHECK(refused.exit_code == 2);
@@ -465,18 +495,17 @@ Ran Signoff(const testing::TempDir& dir, const std::string& run, const std::stri
   return testing::RunStagegate(dir, args);
 }
 
-// [serial]: its sign-offs are checked against a run that must first be ready on real-time load.
 TEST_CASE(
     "with require_signoff, ready waits for each owner's acceptance, and a rejection or new "
     "evidence undoes it",
-    "[cli][report][signoff][serial]") {
+    "[cli][report][signoff]") {
   testing::TempDir dir;
-  const std::string run =
-      ReportRun(dir, "",
-                {{"on_stage_failure: continue\n",
-                  "on_stage_failure: continue\ndecisions:\n  owners:\n    quality: Dana Ortiz "
-                  "<dana@example.com>\n    responsiveness: Platform operations\n  require_signoff: "
-                  "true\n"}});
+  const std::string run = ScriptedReportRun(
+      dir, {},
+      {{"on_stage_failure: continue\n",
+        "on_stage_failure: continue\ndecisions:\n  owners:\n    quality: Dana Ortiz "
+        "<dana@example.com>\n    responsiveness: Platform operations\n  require_signoff: "
+        "true\n"}});
   testing::ScoreAll(dir, run);
   // Everything measured passes; the owners have not decided.
   Ran before = Report(dir, run);

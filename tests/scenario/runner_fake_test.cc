@@ -20,53 +20,17 @@
 #include "base/fake_clock.h"
 #include "http/scripted_transport.h"
 #include "manifest/bundle.h"
+#include "scenario/scripted_app.h"
 #include "store/store.h"
 #include "test_util.h"
 
 namespace stagegate::scenario {
 namespace {
 
-using http::ScriptedRequest;
-using http::ScriptedResponse;
 using manifest::PhaseKind;
+using testing::ScriptedApp;
 
-constexpr int64_t kMs = 1'000'000;
-
-// One server that answers a request in 100 ms (10 requests a second), first come first served,
-// its first token 50 ms in. A request that would wait over 500 ms is shed at once (429 with
-// Retry-After). Salary bands, with their canary, go to the HR partner at once; the contractor
-// asking for them is refused (403) as the corpus expects, unless `leaky`.
-struct Application {
-  int64_t free_at_ns = 0;
-  bool leaky = false;
-  bool sheds = true;
-  int64_t requests = 0;
-
-  http::Script Script() {
-    return [this](const ScriptedRequest& request) {
-      ++requests;
-      const std::string bearer = http::HeaderOf(request, "Authorization");
-      const bool salary = request.body.find("salary") != std::string::npos;
-      const ScriptedResponse band = ScriptedResponse::StreamedAnswer(
-          {"L4 ", "is ", "47,000 ", "(CANARY-SB26-R8M3)"}, 50 * kMs, 10 * kMs);
-      if (salary && bearer == "Bearer sim-token-hr-partner") return band;
-      if (salary && bearer == "Bearer sim-token-contractor") {
-        if (leaky) return band;
-        ScriptedResponse denied = ScriptedResponse::Error(403, 5 * kMs);
-        denied.body[0].bytes =
-            R"({"error": {"message": "You are not authorized to see salary bands."}})";
-        return denied;
-      }
-      const int64_t start = std::max(request.sent_ns, free_at_ns);
-      const int64_t wait = start - request.sent_ns;
-      if (sheds && wait > 500 * kMs)
-        return ScriptedResponse::Error(429, 2 * kMs, {"Retry-After: 1"});
-      free_at_ns = start + 100 * kMs;
-      return ScriptedResponse::StreamedAnswer({"Your ", "ticket ", "is ", "open."}, wait + 50 * kMs,
-                                              50 * kMs / 3);
-    };
-  }
-};
+constexpr int64_t kMs = ScriptedApp::kMs;
 
 // The scenario: the service-desk corpus, one stage with every capability; the sweep searches
 // from 2 req/s; overload at four times capacity.
@@ -137,7 +101,7 @@ struct FakeRun {
   std::string console;
 };
 
-FakeRun RunOn(Application& app) {
+FakeRun RunOn(ScriptedApp& app) {
   testing::TempDir dir;
   testing::WriteText(dir / "fake.yaml", Scenario());
   manifest::Diagnostics diagnostics;
@@ -173,7 +137,7 @@ std::span<const load::RequestRecord> RecordsOf(const FakeRun& run, const StepRes
 
 TEST_CASE("a whole scenario on a scripted application: every verdict and figure exact",
           "[scenario][fake]") {
-  Application app;
+  ScriptedApp app;
   const FakeRun run = RunOn(app);
   INFO(run.console);
   REQUIRE(run.report.stages.size() == 1);
@@ -265,7 +229,7 @@ TEST_CASE("a whole scenario on a scripted application: every verdict and figure 
 
 TEST_CASE("a scripted application that leaks and never sheds fails the rules it breaks, exactly",
           "[scenario][fake]") {
-  Application app{.leaky = true, .sheds = false};
+  ScriptedApp app{.leaky = true, .sheds = false};
   const FakeRun run = RunOn(app);
   INFO(run.console);
   REQUIRE(run.report.stages.size() == 1);
