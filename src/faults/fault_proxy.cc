@@ -308,8 +308,8 @@ asio::awaitable<void> FaultProxy::Serve(std::list<Link>::iterator link) {
       }
       break;
     case Mode::kHang:
-      while (!co_await ReadOnce(link->client)) {
-      }
+      while (!co_await ReadOnce(link->client))
+        ++hung_reads_;
       break;
     case Mode::kStatus:
       co_await Answer(link->client, link->fault.status);

@@ -61,6 +61,7 @@ class FaultProxy {
   void Set(const ProxyFault& fault);
   ProxyFault fault() const;
   int64_t connections() const { return connections_; }  // accepted so far
+  int64_t hung_reads() const { return hung_reads_; }    // bytes read, then held, in hang mode
   /// Closes the listener and every connection and joins the thread; idempotent. Not concurrent
   /// with Set.
   void Stop();
@@ -84,6 +85,7 @@ class FaultProxy {
   uint64_t listen_epoch_ = 0;  // one Accept loop per opening of the listener
   std::list<Link> links_;      // open client connections; declared after io_, destroyed first
   std::atomic<int64_t> connections_ = 0;
+  std::atomic<int64_t> hung_reads_ = 0;
   mutable std::mutex fault_mutex_;
   ProxyFault fault_;  // guarded by fault_mutex_; written on the proxy's thread
   std::thread thread_;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "http/curl_handles.h"
+#include "test_util.h"
 
 namespace stagegate::faults {
 namespace {
@@ -266,12 +267,10 @@ TEST_CASE("A connection hung by hang mode is closed when the mode changes", "[fa
   proxy->Set({.mode = Mode::kHang});
   std::future<Reply> hung =
       std::async(std::launch::async, [url = proxy->url()] { return Request(url, 5000); });
-  const auto deadline = std::chrono::steady_clock::now() + 2s;
-  while (proxy->connections() == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(5ms);
+  // Waits until the proxy has read the request, so the close is seen on receive, not as a failed
+  // send or a reset over unread bytes.
+  REQUIRE(testing::WaitUntil([&] { return proxy->hung_reads() > 0; }, 5));
   REQUIRE(proxy->connections() == 1);
-  // Lets the request reach the proxy, so the close is seen on receive, not as a failed send.
-  std::this_thread::sleep_for(100ms);
   proxy->Set({});
   const Reply reply = hung.get();
   // Closed by the proxy, long before the client's own 5 s timeout.
