@@ -21,8 +21,9 @@ namespace stagegate::cli {
 struct GlobalOptions {
   std::string db_path;
   bool quiet = false;
-  /// What `run` reads time from and sends through: null for the steady clock and curl; a test
-  /// in this process gives a fake clock and a scripted application (scenario/runner.h).
+  /// What `run` and `profile` read time from and send through: null for the steady clock and
+  /// curl; a test in this process gives a fake clock and a scripted application
+  /// (scenario/runner.h).
   const scenario::RunSeam* seam = nullptr;
 };
 

@@ -34,6 +34,7 @@
 #include "scenario/capacity_search.h"
 #include "scenario/findings.h"
 #include "scenario/level_judge.h"
+#include "scenario/runner.h"
 #include "scenario/step_runner.h"
 #include "store/store.h"
 #include "tokenize/tokenizer.h"
@@ -597,15 +598,19 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   StopOnSignal stop_on_signal(stop);
   // In shards, time zero is the agreed instant, read through the wall and steady clocks.
   const ClockAnchors anchors = ReadClockAnchors();
+  // A test's seam: its fake clock and scripted application instead of the steady clock and curl.
+  const scenario::RunSeam seam = global.seam ? *global.seam : scenario::RunSeam();
   const int64_t origin_ns =
       start_at_unix_ms_ ? anchors.steady_ns + (*start_at_unix_ms_ * 1'000'000 - anchors.wall_ns)
-                        : SteadyClock::Get().NowNs();
+                        : seam.clock->NowNs();
   scenario::StepRunner steps({.run_id = run_id,
                               .store = **store,
                               .console = console,
-                              .clock = SteadyClock::Get(),
+                              .clock = *seam.clock,
                               .origin_ns = origin_ns,
-                              .stop = stop});
+                              .stop = stop,
+                              .transport = seam.transport,
+                              .ticks_on_clock = seam.ticks_on_clock});
   std::vector<std::string> telemetry_notes;
   ProfileTelemetry telemetry(TelemetryOptions(), origin_ns, telemetry_notes);
   for (const std::string& note : telemetry_notes)

@@ -21,8 +21,9 @@ struct Invocation {
   std::string err;
 };
 
-/// `stagegate ARGS...` through cli::Main, its console writing to strings; with `seam`, `run`
-/// reads time from it and sends through it (scenario::RunSeam::Scripted: no socket, no wait).
+/// `stagegate ARGS...` through cli::Main, its console writing to strings; with `seam`, `run` and
+/// `profile` read time from it and send through it (scenario::RunSeam::Scripted: no socket, no
+/// wait).
 inline Invocation Invoke(std::vector<std::string> args, const scenario::RunSeam* seam = nullptr) {
   args.insert(args.begin(), "stagegate");
   std::vector<const char*> argv;

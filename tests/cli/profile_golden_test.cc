@@ -1,0 +1,164 @@
+// `profile` invocations on a fake clock against the scripted service-desk application, each
+// compared byte for byte with its golden files in tests/golden/profile/NAME/: the exit code and
+// console (console.txt), profile.json, profile.csv and the AIPerf-compatible files. They record
+// what users rely on, so a change to any of them shows here and is either fixed or explained.
+//
+// What the machine or the moment decides is replaced before the comparison: the run id, the
+// output folder, wall-clock times and the client's own CPU and thread figures (kVaries).
+// STAGEGATE_UPDATE_GOLDEN=1 writes the files instead of comparing (review the diff).
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/fake_clock.h"
+#include "invoke.h"
+#include "scenario/runner.h"
+#include "scenario/scripted_app.h"
+#include "test_util.h"
+
+namespace stagegate::cli {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+// Keys whose values the machine or the moment decides, wherever they are in a JSON output.
+const std::set<std::string> kVaries = {"run_id",  "client_cpu_s", "idle_poll_s", "max_worker_busy",
+                                       "anchors", "start_time",   "end_time",    "took_s"};
+
+void Mask(json& value) {
+  if (value.is_object()) {
+    for (auto& [key, inner] : value.items())
+      if (kVaries.count(key))
+        inner = "<varies>";
+      else
+        Mask(inner);
+  } else if (value.is_array()) {
+    for (json& inner : value)
+      Mask(inner);
+  }
+}
+
+// The text with the run id, the folders (the test's, the checkout) and the client's own figures on
+// the console replaced.
+std::string Neutral(std::string text, const std::string& run_id, const std::string& dir) {
+  text = testing::ReplaceAll(text, dir, "<dir>");
+  text = testing::ReplaceAll(text, testing::SourcePath(""), "<source>/");
+  if (!run_id.empty()) text = testing::ReplaceAll(text, run_id, "<run>");
+  static const std::regex kCpu("client CPU [0-9.]+ s"), kBusy("busiest [0-9]+%"),
+      kSearch("levels in [0-9.]+ s");
+  text = std::regex_replace(text, kCpu, "client CPU <varies> s");
+  text = std::regex_replace(text, kBusy, "busiest <varies>%");
+  return std::regex_replace(text, kSearch, "levels in <varies> s");
+}
+
+std::string RunIdOf(const std::string& out) {
+  std::smatch match;
+  static const std::regex kRun("\\nrun (profile-[^ \\n]+)");
+  return std::regex_search(out, match, kRun) ? match[1].str() : "";
+}
+
+// Every output of the invocation, as its golden files hold them: relative path to text.
+std::map<std::string, std::string> Outputs(const Invocation& ran, const testing::TempDir& dir) {
+  const std::string run_id = RunIdOf("\n" + ran.out);
+  const std::string root = dir.path();
+  std::map<std::string, std::string> files;
+  files["console.txt"] = "exit " + std::to_string(ran.exit_code) + "\n--- stdout\n" +
+                         Neutral(ran.out, run_id, root) + "--- stderr\n" +
+                         Neutral(ran.err, run_id, root);
+  const fs::path out = dir / "out";
+  if (!fs::exists(out)) return files;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(out)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string name = fs::relative(entry.path(), out).string();
+    if (name == "requests.jsonl") continue;
+    std::string text = testing::ReadText(entry.path());
+    if (entry.path().extension() == ".json") {
+      json parsed = json::parse(text);
+      Mask(parsed);
+      text = parsed.dump(2) + "\n";
+    }
+    files[name] = Neutral(text, run_id, root);
+  }
+  return files;
+}
+
+// Runs `stagegate profile ARGS --out DIR/out` on a fake clock against the scripted application
+// and compares its outputs with tests/golden/profile/NAME/.
+void CheckGolden(const std::string& name, std::vector<std::string> args,
+                 testing::ScriptedApp app = {}) {
+  testing::TempDir dir;
+  FakeClock clock;
+  const scenario::RunSeam seam = scenario::RunSeam::Scripted(clock, app.Script());
+  args.insert(args.begin(), {"--db", dir / "store.db", "profile", "--url",
+                             "http://scripted.invalid/v1", "--model", "desk", "--workers", "1"});
+  args.insert(args.end(), {"--out", dir / "out"});
+  const Invocation ran = Invoke(args, &seam);
+  INFO(name << "\n" << ran.out << ran.err);
+  const std::map<std::string, std::string> outputs = Outputs(ran, dir);
+  const fs::path golden = testing::SourcePath("tests/golden/profile/" + name);
+  if (std::getenv("STAGEGATE_UPDATE_GOLDEN")) {
+    fs::remove_all(golden);
+    for (const auto& [file, text] : outputs) {
+      fs::create_directories((golden / file).parent_path());
+      testing::WriteText(golden / file, text);
+    }
+  }
+  std::set<std::string> expected;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(golden))
+    if (entry.is_regular_file()) expected.insert(fs::relative(entry.path(), golden).string());
+  std::set<std::string> written;
+  for (const auto& [file, text] : outputs)
+    written.insert(file);
+  CHECK(written == expected);
+  for (const auto& [file, text] : outputs) {
+    if (!expected.count(file)) continue;
+    INFO(file);
+    CHECK(text == testing::ReadText(golden / file));
+  }
+}
+
+TEST_CASE("profile golden: open-loop levels, with warmup", "[cli][profile][golden]") {
+  CheckGolden("levels",
+              {"--request-rate", "4,8,16", "--requests", "30", "--warmup", "2", "--seed", "7"});
+}
+
+TEST_CASE("profile golden: concurrency levels", "[cli][profile][golden]") {
+  CheckGolden("concurrency", {"--concurrency", "1,2,4", "--requests", "20", "--seed", "7"});
+}
+
+TEST_CASE("profile golden: the capacity search", "[cli][profile][golden]") {
+  CheckGolden("search", {"--search", "--search-from", "4", "--search-up-to", "32", "--duration",
+                         "5", "--max-duration", "10", "--slo", "ttft_ms:400", "--seed", "7"});
+}
+
+TEST_CASE("profile golden: the SLO gate fails a level", "[cli][profile][golden]") {
+  CheckGolden("slo_gate", {"--request-rate", "8,14", "--duration", "5", "--slo",
+                           "ttft_ms:300,e2e_ms:600", "--seed", "7"});
+}
+
+TEST_CASE("profile golden: multi-turn sessions", "[cli][profile][golden]") {
+  CheckGolden("sessions", {"--session-turns", "3", "--think-time", "200", "--concurrency", "2",
+                           "--requests", "12", "--seed", "7"});
+}
+
+TEST_CASE("profile golden: a ShareGPT dataset", "[cli][profile][golden]") {
+  CheckGolden("dataset", {"--dataset", testing::Testdata("datasets/sharegpt_small.json"),
+                          "--request-rate", "5", "--requests", "10", "--seed", "7"});
+}
+
+TEST_CASE("profile golden: a server that answers every request with an error",
+          "[cli][profile][golden]") {
+  CheckGolden("errors", {"--request-rate", "5", "--requests", "10", "--slo", "ttft_ms:300"},
+              {.fault = "500"});
+}
+
+}  // namespace
+}  // namespace stagegate::cli
