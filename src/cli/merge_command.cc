@@ -9,7 +9,6 @@
 
 #include "base/clock.h"
 #include "base/files.h"
-#include "base/hashing.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/merge.h"
@@ -17,6 +16,7 @@
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
 #include "load/schedule.h"
+#include "manifest/fingerprint.h"
 #include "scenario/runner.h"
 #include "store/store.h"
 
@@ -60,9 +60,9 @@ Result<ShardRun> ReadShard(const std::string& given) {
       shard.settings.shard = *index;
       if (shard.config.value("start_at_unix_ms", json()).is_number_integer())
         shard.settings.start_at_unix_ms = shard.config["start_at_unix_ms"].get<int64_t>();
-      json common = shard.config;
-      common.erase("shard");
-      shard.fingerprint = Sha256Hex(common.dump(-1, ' ', false, json::error_handler_t::replace));
+      // Computed again from the options, as a store from before profile fingerprints left out
+      // the shard has each shard's own.
+      shard.fingerprint = manifest::ProfileFingerprint(shard.config);
     } else {
       shard.settings = scenario::SettingsFromJson(
           json::parse(run.settings_json, nullptr, /*allow_exceptions=*/false));

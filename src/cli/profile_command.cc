@@ -10,7 +10,6 @@
 
 #include "base/clock.h"
 #include "base/files.h"
-#include "base/hashing.h"
 #include "base/http_header.h"
 #include "base/redact.h"
 #include "base/strings.h"
@@ -31,6 +30,7 @@
 #include "load/synthetic.h"
 #include "load/trace.h"
 #include "manifest/corpus.h"
+#include "manifest/fingerprint.h"
 #include "scenario/capacity_search.h"
 #include "scenario/findings.h"
 #include "scenario/level_judge.h"
@@ -570,8 +570,7 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   if (Status planned = PlanLevels(); !planned.ok()) return fail(planned, ExitCode::kInvalidInput);
   if (dataset_) console.Line("input: " + dataset_->Describe(DatasetOptions()));
   const json config = Config();
-  const std::string fingerprint =
-      Sha256Hex(config.dump(-1, ' ', false, json::error_handler_t::replace));
+  const std::string fingerprint = manifest::ProfileFingerprint(config);
   const std::string run_id = NewRunId("profile");
   const std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
   const std::string db_path = global.db_path.empty() ? store::kDefaultStorePath : global.db_path;

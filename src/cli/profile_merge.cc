@@ -7,13 +7,13 @@
 
 #include "base/clock.h"
 #include "base/files.h"
-#include "base/hashing.h"
 #include "base/strings.h"
 #include "cli/merge.h"
 #include "cli/profile_report.h"
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
 #include "load/metrics.h"
+#include "manifest/fingerprint.h"
 #include "scenario/capacity_search.h"
 #include "scenario/level_judge.h"
 #include "stats/summary.h"
@@ -78,7 +78,7 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
   config["shard"] = nullptr;
   config["merged_shards"] = shards.size();
   const std::string config_text = config.dump(-1, ' ', false, json::error_handler_t::replace);
-  const std::string fingerprint = Sha256Hex(config_text);
+  const std::string fingerprint = manifest::ProfileFingerprint(config);
   const json merged_from = MergedFrom(shards);
   if (Status cleared = ClearEarlierMerge(store, global.db_path, merged_from, console);
       !cleared.ok())

@@ -390,4 +390,11 @@ Fingerprint ComputeFingerprint(const Bundle& bundle) {
   return fingerprint;
 }
 
+std::string ProfileFingerprint(const nlohmann::json& config) {
+  nlohmann::json options = config;
+  for (const char* split : {"shard", "start_at_unix_ms", "merged_shards"})
+    options.erase(split);
+  return Sha256Hex(options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 }  // namespace stagegate::manifest

@@ -36,4 +36,10 @@ struct Fingerprint {
 /// Identifies a configuration: two runs are comparable only when their fingerprints match.
 Fingerprint ComputeFingerprint(const Bundle& bundle);
 
+/// A profile's fingerprint: sha256 of its options (`config`, as profile.json's "config" holds
+/// them) but for how the work was split among shards and when it started ("shard",
+/// "start_at_unix_ms", "merged_shards"), which a scenario run keeps in its settings, outside its
+/// fingerprint. A profile run whole, each of its shards and their merge have one fingerprint.
+std::string ProfileFingerprint(const nlohmann::json& config);
+
 }  // namespace stagegate::manifest

@@ -168,5 +168,33 @@ TEST_CASE("reformatting a corpus file keeps the fingerprint", "[manifest][finger
   CHECK(FingerprintOf(workspace.scenario).value == before);
 }
 
+TEST_CASE("a profile's shards, their merge and the profile run whole have one fingerprint",
+          "[manifest][fingerprint]") {
+  const nlohmann::json whole = {{"url", "http://127.0.0.1:8000/v1"},
+                                {"model", "m"},
+                                {"request_rate", {10, 20}},
+                                {"seed", 7},
+                                {"shard", "1/1"},
+                                {"start_at_unix_ms", nullptr}};
+  const std::string fingerprint = ProfileFingerprint(whole);
+  CHECK(fingerprint.size() == 64);
+  nlohmann::json shard = whole;
+  shard["shard"] = "2/3";
+  shard["start_at_unix_ms"] = 1'800'000'000'000;
+  CHECK(ProfileFingerprint(shard) == fingerprint);
+  nlohmann::json merged = whole;
+  merged["shard"] = nullptr;
+  merged["merged_shards"] = 3;
+  CHECK(ProfileFingerprint(merged) == fingerprint);
+  // Any option that changes what is measured changes it.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"url", "http://127.0.0.1:8001/v1"}, {"request_rate", {10, 30}}, {"seed", 8}}) {
+    nlohmann::json changed = whole;
+    changed[key] = value;
+    INFO(key);
+    CHECK(ProfileFingerprint(changed) != fingerprint);
+  }
+}
+
 }  // namespace
 }  // namespace stagegate::manifest
