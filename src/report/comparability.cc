@@ -159,9 +159,10 @@ std::vector<ComparablePart> ProfileParts(const json& c) {
   const json target =
       pick({"url", "model", "endpoint", "stream", "api_key_env", "headers", "timeouts_ms"});
   const json input = pick({"input", "extra_inputs"});
+  // How the work was split among shards is not what was measured (nor is it in the fingerprint).
   const json load = pick({"concurrency", "request_rate", "arrival", "burstiness", "ramp_to",
                           "spikes", "max_concurrency", "when_full", "trace", "speedup", "requests",
-                          "duration_s", "warmup", "grace_s", "seed", "shard"});
+                          "duration_s", "warmup", "grace_s", "seed"});
   return {{"kind", "profile run", "profile"},
           {"target", Compact(target), target},
           {"input distribution", Compact(input), input},

@@ -76,5 +76,27 @@ TEST_CASE("a profile run and a scenario run are never comparable", "[report][com
   CHECK_FALSE(Differences(broken, RunOf(kScenario)).empty());
 }
 
+TEST_CASE("a profile's merged shards are comparable with the profile run whole, not another seed",
+          "[report][compare]") {
+  const json whole = {{"url", "http://x/v1"},     {"model", "m"},
+                      {"request_rate", {10, 20}}, {"seed", 7},
+                      {"shard", "1/1"},           {"start_at_unix_ms", nullptr}};
+  json merged = whole;
+  merged["shard"] = nullptr;
+  merged["merged_shards"] = 3;
+  merged["start_at_unix_ms"] = 1'800'000'000'000;
+  const auto profile = [](const json& config) {
+    return store::RunInfo{.id = "p", .scenario_name = "profile", .scenario_json = config.dump()};
+  };
+  CHECK(Differences(profile(merged), profile(whole)).empty());
+  json reseeded = merged;
+  reseeded["seed"] = 8;
+  const std::vector<std::string> d = Differences(profile(reseeded), profile(whole));
+  REQUIRE(d.size() == 1);
+  CHECK(d[0] ==
+        "load profile: request_rate (10; 20), seed 7 (baseline) / request_rate (10; 20), seed 8 "
+        "(this run)");
+}
+
 }  // namespace
 }  // namespace stagegate::report
