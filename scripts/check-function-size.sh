@@ -26,7 +26,6 @@ command -v ctags >/dev/null && ctags --version 2>/dev/null | grep -q 'Universal 
   exit 2
 }
 
-# "LINES FILE FUNCTION" for each function over the limit, longest first; Migrations is the SQL.
 # "LINES FILE FUNCTION" for each function over the limit, longest first; FUNCTION is its class
 # or namespace and name (lambdas are counted in the function that holds them; Migrations is the
 # SQL).

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -69,6 +70,20 @@ inline void WriteText(const std::string& path, const std::string& text) {
 }
 
 using stagegate::ReplaceAll;
+
+/// Whether the golden files are to be written rather than compared: STAGEGATE_UPDATE_GOLDEN=1
+/// (read the diff before keeping it).
+inline bool UpdatingGolden() {
+  return std::getenv("STAGEGATE_UPDATE_GOLDEN") != nullptr;
+}
+
+/// `actual` against the golden file at `path`, which STAGEGATE_UPDATE_GOLDEN=1 writes first.
+inline void CheckGoldenFile(const std::string& path, const std::string& actual) {
+  if (UpdatingGolden()) WriteText(path, actual);
+  INFO("golden file "
+       << path << " (STAGEGATE_UPDATE_GOLDEN=1 rewrites it; read the diff before keeping it)");
+  CHECK(actual == ReadText(path));
+}
 
 /// A fresh folder under the system's temporary folder, removed with everything in it on scope exit.
 class TempDir {

@@ -61,7 +61,7 @@ class FaultProxy {
   void Set(const ProxyFault& fault);
   ProxyFault fault() const;
   int64_t connections() const { return connections_; }  // accepted so far
-  int64_t hung_reads() const { return hung_reads_; }    // bytes read, then held, in hang mode
+  int64_t hung_reads() const { return hung_reads_; }    // reads held unanswered in hang mode
   /// Closes the listener and every connection and joins the thread; idempotent. Not concurrent
   /// with Set.
   void Stop();

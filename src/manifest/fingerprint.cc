@@ -392,8 +392,9 @@ Fingerprint ComputeFingerprint(const Bundle& bundle) {
 
 std::string ProfileFingerprint(const nlohmann::json& config) {
   nlohmann::json options = config;
-  for (const char* split : {"shard", "start_at_unix_ms", "merged_shards"})
-    options.erase(split);
+  if (options.is_object())  // a store's, read back: whatever it holds
+    for (const char* split : {"shard", "start_at_unix_ms", "merged_shards"})
+      options.erase(split);
   return Sha256Hex(options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

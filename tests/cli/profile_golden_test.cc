@@ -9,7 +9,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -104,25 +103,16 @@ void CheckGolden(const std::string& name, std::vector<std::string> args,
   INFO(name << "\n" << ran.out << ran.err);
   const std::map<std::string, std::string> outputs = Outputs(ran, dir);
   const fs::path golden = testing::SourcePath("tests/golden/profile/" + name);
-  if (std::getenv("STAGEGATE_UPDATE_GOLDEN")) {
-    fs::remove_all(golden);
-    for (const auto& [file, text] : outputs) {
-      fs::create_directories((golden / file).parent_path());
-      testing::WriteText(golden / file, text);
-    }
-  }
-  std::set<std::string> expected;
+  if (testing::UpdatingGolden()) fs::remove_all(golden);  // no file left of an older invocation
+  for (const auto& [file, text] : outputs)
+    testing::CheckGoldenFile(golden / file, text);
+  // And no file the invocation no longer writes.
+  std::set<std::string> expected, written;
   for (const fs::directory_entry& entry : fs::recursive_directory_iterator(golden))
     if (entry.is_regular_file()) expected.insert(fs::relative(entry.path(), golden).string());
-  std::set<std::string> written;
   for (const auto& [file, text] : outputs)
     written.insert(file);
   CHECK(written == expected);
-  for (const auto& [file, text] : outputs) {
-    if (!expected.count(file)) continue;
-    INFO(file);
-    CHECK(text == testing::ReadText(golden / file));
-  }
 }
 
 TEST_CASE("profile golden: open-loop levels, with warmup", "[cli][profile][golden]") {

@@ -194,6 +194,9 @@ TEST_CASE("a profile's shards, their merge and the profile run whole have one fi
     INFO(key);
     CHECK(ProfileFingerprint(changed) != fingerprint);
   }
+  // A store's config read back may be anything: hashed as it is, never thrown on.
+  CHECK(ProfileFingerprint(nlohmann::json("not an object")).size() == 64);
+  CHECK(ProfileFingerprint(nlohmann::json::array()) != ProfileFingerprint(nlohmann::json()));
 }
 
 }  // namespace

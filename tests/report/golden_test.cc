@@ -10,7 +10,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -109,11 +108,7 @@ struct GoldenRun {
 };
 
 void CheckGolden(const std::string& name, const std::string& actual) {
-  const std::string path = Golden(name);
-  if (std::getenv("STAGEGATE_UPDATE_GOLDEN")) testing::WriteText(path, actual);
-  INFO("golden file "
-       << path << " (STAGEGATE_UPDATE_GOLDEN=1 rewrites it; read the diff before keeping it)");
-  CHECK(actual == testing::ReadText(path));
+  testing::CheckGoldenFile(Golden(name), actual);
 }
 
 TEST_CASE("every report format matches its golden file for a ready, a not ready and a pending run",
