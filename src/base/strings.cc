@@ -105,6 +105,16 @@ std::string FormatNumber(double value, int max_decimals) {
   return text;
 }
 
+std::string FormatMilliseconds(double ms) {
+  return FormatNumber(ms, ms < 1 ? 3 : ms < 10 ? 2 : 1);
+}
+
+std::string FormatMicroseconds(double us) {
+  if (us < 1000) return FormatNumber(us, us < 10 ? 1 : 0) + " µs";
+  if (us < 1e6) return FormatMilliseconds(us / 1000) + " ms";
+  return FormatNumber(us / 1e6, 2) + " s";
+}
+
 namespace {
 
 // Whether a spreadsheet would read `text` as a formula: it starts with = + - @, a tab or a CR

@@ -31,6 +31,10 @@ bool HasControlCharacter(std::string_view text, bool allow_line_breaks = false);
 
 /// Formats a number the way a person writes it: no trailing zeros, at most `max_decimals`.
 std::string FormatNumber(double value, int max_decimals = 3);
+/// A duration in milliseconds to three significant digits or so: 0.123, 1.23, 12.3, 123.
+std::string FormatMilliseconds(double ms);
+/// A duration given in microseconds, in the unit that reads best: 31 µs, 1.25 ms, 2.5 s.
+std::string FormatMicroseconds(double us);
 
 /// A CSV cell (RFC 4180, quoted when it holds , " CR or LF), of which every CSV is made; text that
 /// a spreadsheet would run (= + - @ tab CR first, not a number) gets a leading ' (OWASP's rule).

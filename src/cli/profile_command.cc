@@ -544,7 +544,7 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
                                          result.started_ns, ran->ended_early ? ended_because : "");
   for (double busy : result.worker_busy)
     level.max_worker_busy = std::max(level.max_worker_busy, busy);
-  CheckClient(level);
+  CheckClient(level, result.records);
   if (tokenizer_)
     if (std::optional<std::string> check = TokenizerCheck(result.records))
       level.self_check_warnings.push_back(*check);

@@ -142,7 +142,7 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
     }
     level.judgement = scenario::JudgeLevel(records, level.metrics, {}, criteria, open_loop,
                                            phase.started_ns.value_or(0));
-    CheckClient(level);
+    CheckClient(level, records);
     level.record_count = records.size();
     interrupted = interrupted || level.interrupted;
     levels.push_back(std::move(level));

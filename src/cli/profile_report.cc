@@ -10,33 +10,14 @@
 #include "base/version.h"
 #include "cli/run_support.h"
 #include "console/console.h"
+#include "scenario/client_check.h"
 
 namespace stagegate::cli {
 namespace {
 
-// Past this schedule lag p99 the client, not the server, may be what was measured.
-constexpr double kMaxLagP99Ms = 1.0;
-constexpr double kSaturatedBusy = 0.9;
-// Past this read delay p99, arrivals stamped when read carry the client's delay.
-constexpr double kMaxReadDelayP99Us = 1000;
-// Above this share of reads without a kernel stamp, say that they were stamped when read.
-constexpr double kMaxClientStampedShare = 0.01;
-
-// Three significant digits or so: 0.123, 1.23, 12.3, 123.
-std::string Milliseconds(double ms) {
-  return FormatNumber(ms, ms < 1 ? 3 : ms < 10 ? 2 : 1);
-}
-
-// 31 µs, 1.25 ms, 2.5 s.
-std::string Microseconds(double us) {
-  if (us < 1000) return FormatNumber(us, us < 10 ? 1 : 0) + " µs";
-  if (us < 1e6) return Milliseconds(us / 1000) + " ms";
-  return FormatNumber(us / 1e6, 2) + " s";
-}
-
 std::string Ms(const stats::Summary& s, double p) {
   if (s.count == 0) return "-";
-  return Milliseconds(s.Percentile(p));
+  return FormatMilliseconds(s.Percentile(p));
 }
 
 std::string LevelName(const ProfileLevel& level) {
@@ -63,41 +44,14 @@ nlohmann::json ReceiveJson(const ProfileLevel& level) {
 
 }  // namespace
 
-void CheckClient(ProfileLevel& level) {
-  const load::PhaseMetrics& m = level.metrics;
-  // Closed loops re-send as answers end, often many at once, so their lag is the client's
-  // turnaround, not a missed schedule; the busy check covers a client that limits them.
-  if (level.offered_rate && m.schedule_lag_ms.count > 0 &&
-      m.schedule_lag_ms.Percentile(99) > kMaxLagP99Ms)
-    level.self_check_warnings.push_back(
-        "the client fell behind its schedule: schedule lag p99 " +
-        FormatNumber(m.schedule_lag_ms.Percentile(99), 3) + " ms (over " +
-        FormatNumber(kMaxLagP99Ms, 0) +
-        " ms); latencies from the intended send (corrected_ms) are the honest ones");
-  if (level.max_worker_busy > kSaturatedBusy)
-    level.self_check_warnings.push_back(
-        "a worker thread was " + FormatNumber(level.max_worker_busy * 100, 0) +
-        "% busy: the client is near saturation; use more --workers or fewer streams");
-  const load::ReceiveStats& receive = level.receive;
-  const std::optional<double> read_p99 = receive.ReadDelayQuantileUs(0.99);
-  if (level.receive_times == load::ReceiveTimes::kRead && read_p99 &&
-      *read_p99 > kMaxReadDelayP99Us)
-    level.self_check_warnings.push_back(
-        "the client read arrivals p99 " + Microseconds(*read_p99) +
-        " after the kernel received them, and --receive-times read counts that in every "
-        "latency; the default (kernel) does not");
-  const int64_t reads = receive.kernel_stamped + receive.client_stamped;
-  if (level.receive_times == load::ReceiveTimes::kKernel && reads > 0 &&
-      static_cast<double>(receive.client_stamped) > kMaxClientStampedShare * reads)
-    level.self_check_warnings.push_back(
-        FormatNumber(100.0 * static_cast<double>(receive.client_stamped) / reads, 1) +
-        "% of reads came without a kernel receive time (TLS is read inside OpenSSL) and were "
-        "stamped when read: a busy client adds its delay to those");
-  if (level.offered_rate && *level.offered_rate > 0 && m.achieved_rate > 0 &&
-      m.achieved_rate < 0.95 * *level.offered_rate && m.sent > 20)
-    level.self_check_warnings.push_back("achieved " + FormatNumber(m.achieved_rate, 2) +
-                                        " requests/s of the " +
-                                        FormatNumber(*level.offered_rate, 2) + " offered");
+void CheckClient(ProfileLevel& level, std::span<const load::RequestRecord> records) {
+  for (std::string& warning : scenario::CheckClient({.metrics = level.metrics,
+                              .records = records,
+                              .open_loop = level.offered_rate.has_value(),
+                              .max_worker_busy = level.max_worker_busy,
+                              .receive_times = level.receive_times,
+                              .receive = level.receive}))
+    level.self_check_warnings.push_back(std::move(warning));
 }
 
 std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels) {
@@ -149,9 +103,10 @@ std::vector<std::string> SelfCheckLines(const ProfileLevel& level) {
                       "% of reads"
                 : "when read (--receive-times read)";
     if (receive.kernel_stamped > 0)
-      line += "; the client read them p50 " + Microseconds(*receive.ReadDelayQuantileUs(0.5)) +
-              ", p99 " + Microseconds(*receive.ReadDelayQuantileUs(0.99)) + ", max " +
-              Microseconds(static_cast<double>(receive.read_delay_max_ns) / 1e3) +
+      line += "; the client read them p50 " +
+              FormatMicroseconds(*receive.ReadDelayQuantileUs(0.5)) + ", p99 " +
+              FormatMicroseconds(*receive.ReadDelayQuantileUs(0.99)) + ", max " +
+              FormatMicroseconds(static_cast<double>(receive.read_delay_max_ns) / 1e3) +
               " after they arrived";
     lines.push_back(line);
   }

@@ -44,10 +44,9 @@ struct ProfileLevel {
 /// 8 completed, TTFT p50 210 ms, p95 ..."), then how many sessions completed every turn.
 std::vector<std::string> SessionLines(const ProfileLevel& level);
 
-/// Fills the level's self-check warnings: the client fell behind its schedule (lag p99 over
-/// 1 ms), a worker thread near saturation, an achieved rate short of the offered one, arrivals
-/// stamped when read while reads lagged (over 1 ms at p99), reads without a kernel stamp.
-void CheckClient(ProfileLevel& level);
+/// Adds the level's client check (scenario::CheckClient over its `records`) to its self-check
+/// warnings.
+void CheckClient(ProfileLevel& level, std::span<const load::RequestRecord> records);
 
 /// With the model's tokenizer: how far the server's input counts (usage.prompt_tokens) are from
 /// the tokenizer's designed lengths, as the median relative difference over the requests that

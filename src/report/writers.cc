@@ -143,6 +143,41 @@ std::vector<std::vector<std::string>> TurnTable(const store::RunFindings& findin
   return table;
 }
 
+// Each way the client may have limited a step, a header row first (scenario::CheckClient).
+std::vector<std::vector<std::string>> ClientTable(const store::RunFindings& findings) {
+  std::vector<std::vector<std::string>> table = {
+      {"stage", "phase", "sent", "achieved (req/s)", "the client may have limited it"}};
+  for (const store::StageFindings& stage : findings.stages)
+    for (const store::StepFindings& step : stage.steps) {
+      if (!step.client_warnings) continue;
+      const std::string phase =
+          step.phase + (step.level ? " " + FormatNumber(*step.level) + " " + step.level_unit : "");
+      const std::optional<double> achieved = step.Throughput("achieved_rate");
+      for (const std::string& warning : *step.client_warnings)
+        table.push_back({stage.name, phase, std::to_string(step.Requests("sent")),
+                         achieved ? FormatNumber(*achieved, 2) : "-", warning});
+    }
+  return table;
+}
+
+// Whether the client kept up: nullopt for a run stored before every step was checked.
+std::optional<std::string> ClientSentence(const store::RunFindings& findings) {
+  int checked = 0, limited = 0;
+  for (const store::StageFindings& stage : findings.stages)
+    for (const store::StepFindings& step : stage.steps)
+      if (step.client_warnings) {
+        ++checked;
+        limited += step.client_warnings->empty() ? 0 : 1;
+      }
+  if (checked == 0) return std::nullopt;
+  if (limited == 0)
+    return "Client check: the load generator kept up in every step (" + std::to_string(checked) +
+           " checked); what was measured is the application's.";
+  return "Client check: the load generator may have limited " + std::to_string(limited) +
+         " of the " + std::to_string(checked) +
+         " steps checked; their figures may be the client's, not the application's.";
+}
+
 // A Markdown table cell: as MarkdownText, with | escaped.
 std::string MarkdownCell(std::string text) {
   return ReplaceAll(MarkdownText(std::move(text)), "|", "\\|");
@@ -250,6 +285,10 @@ std::string HtmlStageTable(const ReportModel& m) {
     out += "<h3>" + std::string(kScopeTitle) + "</h3>\n" + HtmlTable(scopes);
   const std::vector<std::vector<std::string>> turns = TurnTable(m.findings);
   if (turns.size() > 1) out += "<h3>TTFT by turn (multi-turn sessions)</h3>\n" + HtmlTable(turns);
+  if (const std::optional<std::string> client = ClientSentence(m.findings)) {
+    out += "<p>" + E(*client) + "</p>\n";
+    if (const auto limited = ClientTable(m.findings); limited.size() > 1) out += HtmlTable(limited);
+  }
   return out;
 }
 
@@ -561,6 +600,11 @@ std::string ReportMarkdown(const ReportModel& m) {
       const std::vector<std::vector<std::string>> turns = TurnTable(m.findings);
       if (turns.size() > 1)
         out += "\n### TTFT by turn (multi-turn sessions)\n\n" + MarkdownTable(turns);
+      if (const std::optional<std::string> client = ClientSentence(m.findings)) {
+        out += "\n" + MarkdownText(*client) + "\n";
+        if (const auto limited = ClientTable(m.findings); limited.size() > 1)
+          out += "\n" + MarkdownTable(limited);
+      }
     }
     if (condition == Condition::kQuality) {
       out += "\n";

@@ -5,6 +5,7 @@
 #include "base/strings.h"
 #include "faults/access_denial.h"
 #include "faults/tool_outage.h"
+#include "scenario/client_check.h"
 #include "scenario/runner.h"
 
 namespace stagegate::scenario {
@@ -47,6 +48,7 @@ json StepJson(const StepResult& s) {
   if (!s.server_timing_ms.empty()) out["server_timing_mean_ms"] = s.server_timing_ms;
   if (!s.slices.empty()) out["slices"] = load::SlicesToJson(s.slices, s.started_ns);
   if (s.sessions) out["sessions"] = load::SessionMetricsToJson(*s.sessions);
+  out["client_warnings"] = s.client_warnings;
   return out;
 }
 
@@ -72,6 +74,10 @@ json StageCapacityJson(const StageResult& stage) {
       SweepClosedLoop(stage), stage.sweep_search);
   const StepResult* failing = FailingLevel(stage);
   out["fails_because"] = failing && failing->level ? json(failing->level->reason) : json(nullptr);
+  // A level the client may have limited does not say where the application's capacity ends.
+  out["client_limited"] = failing && !failing->client_warnings.empty();
+  if (out["client_limited"].get<bool>())
+    out["finding"] = out["finding"].get<std::string>() + "; " + kClientLimitNote;
   return out;
 }
 
@@ -210,6 +216,26 @@ std::string StagesCsv(const RunReport& report) {
   return csv;
 }
 
+namespace {
+
+// Under the table, for each step: its sessions by turn, and each way the client may have limited
+// it.
+void StepNotes(const RunReport& report, std::vector<std::string>& lines) {
+  for (const StageResult& stage : report.stages)
+    for (const StepResult& s : stage.steps) {
+      const std::string step = "(" + stage.name + ", " + StepName(s.step) + ")";
+      if (s.sessions) {
+        lines.push_back("sessions " + step + ":");
+        for (std::string& line : load::SessionSummaryLines(*s.sessions, "  "))
+          lines.push_back(std::move(line));
+      }
+      for (const std::string& warning : s.client_warnings)
+        lines.push_back("client check " + step + ": " + warning);
+    }
+}
+
+}  // namespace
+
 std::vector<std::string> SummaryLines(const RunReport& report) {
   std::vector<std::vector<std::string>> rows;
   for (const StageResult& stage : report.stages) {
@@ -232,13 +258,7 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
                             "itl p99", "e2e p95", "thresholds"},
                            rows);
   lines.front() += "   (latencies in ms)";
-  for (const StageResult& stage : report.stages)
-    for (const StepResult& s : stage.steps)
-      if (s.sessions) {
-        lines.push_back("sessions (" + stage.name + ", " + StepName(s.step) + "):");
-        for (std::string& line : load::SessionSummaryLines(*s.sessions, "  "))
-          lines.push_back(std::move(line));
-      }
+  StepNotes(report, lines);
   for (const StageResult& stage : report.stages) {
     if (stage.capacity) {
       const stats::CapacityFinding& c = *stage.capacity;
@@ -249,7 +269,9 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
         lines.push_back("  " + stats::DescribeCapacityRates(
                                    c, SweepClosedLoop(stage) ? "concurrent" : "req/s"));
       if (const StepResult* failing = FailingLevel(stage); failing && failing->level)
-        lines.push_back("  at " + FormatNumber(*c.fails_at, 6) + ": " + failing->level->reason);
+        lines.push_back(
+            "  at " + FormatNumber(*c.fails_at, 6) + ": " + failing->level->reason +
+            (failing->client_warnings.empty() ? "" : std::string("; ") + kClientLimitNote));
       lines.push_back("  " + std::string(stage.sweep_search ? "search" : "sweep") + ": " +
                       std::to_string(stage.sweep_levels.size()) + " levels in " +
                       FormatNumber(stage.sweep_took_s, 0) + " s");

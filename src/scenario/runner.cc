@@ -17,6 +17,7 @@
 #include "load/engine.h"
 #include "load/progress.h"
 #include "manifest/enum_name.h"
+#include "scenario/client_check.h"
 #include "scenario/runner_plan.h"
 #include "scenario/shard_plan.h"
 #include "scenario/stage_requests.h"
@@ -288,6 +289,47 @@ const store::PhaseInfo* Runner::Stored(const std::string& stage, const PhaseStep
   return nullptr;
 }
 
+Result<StepResult> Runner::ResumedStep(StepResult result, PhaseStep step,
+                                       const store::PhaseInfo& stored, const LevelCriteria* level) {
+  std::vector<load::RequestRecord> records;
+  for (const load::RequestRecord& r : resume_->records)
+    if (r.phase_id == stored.id) records.push_back(r);
+  result.phase_id = stored.id;
+  result.resumed = true;
+  result.started_ns = stored.started_ns.value_or(0);
+  result.ended_ns = stored.ended_ns.value_or(0);
+  Summarize(result, records, level == nullptr);
+  step.options.arrivals = {};
+  result.step = std::move(step);
+  if (level) SG_RETURN_IF_ERROR(JudgeStep(result, records, *level, ""));
+  result.first_record = records_.size();
+  result.record_count = records.size();
+  records_.insert(records_.end(), records.begin(), records.end());
+  return result;
+}
+
+void Runner::SummarizeLoad(StepResult& result, const load::LoadResult& load, const PhaseStep& step,
+                           bool scoped) const {
+  result.started_ns = load.started_ns;
+  result.ended_ns = load.ended_ns;
+  Summarize(result, load.records, scoped);
+  result.interrupted = load.interrupted;
+  result.start_lag_ns = load.start_lag_ns;
+  result.client_cpu_s = load.client_cpu_s;
+  result.receive = load.receive;
+  // On a fake clock (a test's scripted transport) CPU against the clock's time says nothing.
+  double busiest = 0;
+  if (!transport_)
+    for (double busy : load.worker_busy)
+      busiest = std::max(busiest, busy);
+  result.client_warnings = CheckClient({.metrics = result.metrics,
+                                        .records = load.records,
+                                        .open_loop = !step.closed_loop,
+                                        .max_worker_busy = busiest,
+                                        .receive_times = step.options.receive_times,
+                                        .receive = load.receive});
+}
+
 Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
                                    const load::RequestSource& source, bool measure_again,
                                    const LevelCriteria* level) {
@@ -306,23 +348,8 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
                                 (step.level ? " at " + FormatNumber(*step.level) : "") +
                                 ": a shard was interrupted or failed");
   if (stored) {
-    if (stored->status == store::PhaseStatus::kComplete && (!measure_again || settings_.replay)) {
-      std::vector<load::RequestRecord> records;
-      for (const load::RequestRecord& r : resume_->records)
-        if (r.phase_id == stored->id) records.push_back(r);
-      result.phase_id = stored->id;
-      result.resumed = true;
-      result.started_ns = stored->started_ns.value_or(0);
-      result.ended_ns = stored->ended_ns.value_or(0);
-      Summarize(result, records, level == nullptr);
-      step.options.arrivals = {};
-      result.step = std::move(step);
-      if (level) SG_RETURN_IF_ERROR(JudgeStep(result, records, *level, ""));
-      result.first_record = records_.size();
-      result.record_count = records.size();
-      records_.insert(records_.end(), records.begin(), records.end());
-      return result;
-    }
+    if (stored->status == store::PhaseStatus::kComplete && (!measure_again || settings_.replay))
+      return ResumedStep(std::move(result), std::move(step), *stored, level);
     // Cut short by the interruption, or needed again: measured anew, the old phase kept.
     SG_RETURN_IF_ERROR(store_.SetPhaseStatus(stored->id, store::PhaseStatus::kSuperseded));
   }
@@ -354,13 +381,7 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
   if (!ran.ok()) return ran.status();
   load::LoadResult& load = ran->load;
   result.phase_id = ran->phase_id;
-  result.started_ns = load.started_ns;
-  result.ended_ns = load.ended_ns;
-  Summarize(result, load.records, level == nullptr);
-  result.interrupted = load.interrupted;
-  result.start_lag_ns = load.start_lag_ns;
-  result.client_cpu_s = load.client_cpu_s;
-  result.receive = load.receive;
+  SummarizeLoad(result, load, step, level == nullptr);
   step.options.arrivals = {};
   result.step = std::move(step);
   if (ran->ended_early) result.ended_early = ended_early_reason;

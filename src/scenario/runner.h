@@ -115,6 +115,9 @@ struct StepResult {
   std::string ended_early;
   /// A step of multi-turn sessions: its metrics by turn, and how many sessions completed.
   std::optional<load::SessionMetrics> sessions;
+  /// Each way the client may have limited this step (CheckClient); empty for a step taken from
+  /// the run being resumed.
+  std::vector<std::string> client_warnings;
 
   bool passed() const {
     return judged && AllPassed(checks) && (!level || level->verdict == LevelVerdict::kPass);
@@ -199,6 +202,14 @@ class Runner {
   Result<StepResult> RunStep(const std::string& stage, PhaseStep step,
                              const load::RequestSource& source, bool measure_again = false,
                              const LevelCriteria* level = nullptr);
+  /// A step whose phase the run being resumed completed: its records taken from the store and
+  /// summarized (and judged, for a level) as if measured now.
+  Result<StepResult> ResumedStep(StepResult result, PhaseStep step, const store::PhaseInfo& stored,
+                                 const LevelCriteria* level);
+  /// What a step's load measured (Summarize, `scoped` as there), and each way its client may have
+  /// limited it (CheckClient).
+  void SummarizeLoad(StepResult& result, const load::LoadResult& load, const PhaseStep& step,
+                     bool scoped) const;
   /// Judges a sweep level from its records, with the server's queue depth over it when scraped.
   Status JudgeStep(StepResult& result, std::span<const load::RequestRecord> records,
                    const LevelCriteria& level, const std::string& ended_early_reason);

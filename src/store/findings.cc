@@ -24,6 +24,7 @@ class Fields {
       if (!object_.contains(key)) problems_.push_back(Path(key) + " is missing");
   }
 
+  bool Has(const char* key) const { return object_.contains(key); }
   std::optional<double> Number(const char* key) const {
     const json* v = Find(key);
     if (!v) return std::nullopt;
@@ -164,6 +165,7 @@ StepFindings ReadStep(const Fields& f) {
   }
   s.checks = ReadChecks(f, "checks");
   s.passed = f.Bool("passed");
+  if (f.Has("client_warnings")) s.client_warnings = f.Texts("client_warnings");
   if (const json* j = f.Object("judgement")) {
     const Fields g = f.Nested(*j, "judgement");
     s.judgement = LevelJudgementFindings{.verdict = g.Text("verdict"),

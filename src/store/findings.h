@@ -78,6 +78,9 @@ struct StepFindings {
   std::optional<bool> passed;  // judged phases only
   std::optional<LevelJudgementFindings> judgement;
   std::optional<SessionFindings> sessions;
+  /// Each way the client may have limited the step (scenario::CheckClient), empty when it kept
+  /// up; nullopt in runs stored before every step was checked.
+  std::optional<std::vector<std::string>> client_warnings;
 
   int64_t Requests(const std::string& name) const;
   std::optional<double> Throughput(const std::string& name) const;

@@ -160,5 +160,47 @@ TEST_CASE("the stage table says the same in Markdown and HTML", "[report]") {
                   "</td><td>7.3 ms</td></tr>") != std::string::npos);
 }
 
+TEST_CASE("the report says, beside the steps' figures, when the client may have limited them",
+          "[report]") {
+  ReportModel m = HostileModel();
+  json steady = {{"phase", "steady"},
+                 {"requests", {{"sent", 400}}},
+                 {"throughput", {{"achieved_rate", 19.5}}},
+                 {"client_warnings", json::array()}};
+  json sweep = {{"phase", "sweep"},
+                {"level", 20000},
+                {"level_unit", "req/s"},
+                {"requests", {{"sent", 9000}}},
+                {"throughput", {{"achieved_rate", 8123.456}}},
+                {"client_warnings", {"a worker thread was 99% busy", kHostile}}};
+  json findings = json::parse(m.run.findings_json);
+  findings["stages"] = {{{"name", "bare"}, {"steps", {steady, steady}}}};
+  m.findings = store::ParseFindings(findings.dump());
+  CHECK(
+      ReportMarkdown(m).find("Client check: the load generator kept up in every step (2 checked); "
+                             "what was measured is the application's.") != std::string::npos);
+  CHECK(ReportMarkdown(m).find("the client may have limited it |") == std::string::npos);
+
+  findings["stages"] = {{{"name", "bare"}, {"steps", {steady, sweep}}}};
+  m.findings = store::ParseFindings(findings.dump());
+  const std::string md = ReportMarkdown(m);
+  CHECK(md.find("Client check: the load generator may have limited 1 of the 2 steps checked") !=
+        std::string::npos);
+  CHECK(md.find("| bare | sweep 20000 req/s | 9000 | 8123.46 | a worker thread was 99% busy |") !=
+        std::string::npos);
+  const std::string html = ReportHtml(m);
+  CHECK(html.find("<tr><td>bare</td><td>sweep 20000 req/s</td><td>9000</td><td>8123.46</td><td>a "
+                  "worker thread was 99% busy</td></tr>") != std::string::npos);
+  CHECK(html.find("<script>") == std::string::npos);  // the hostile warning stays text
+  CHECK(Count(md, "&lt;script&gt;") > 0);
+
+  // A run stored before every step was checked says nothing of its client.
+  steady.erase("client_warnings");
+  findings["stages"] = {{{"name", "bare"}, {"steps", {steady}}}};
+  m.findings = store::ParseFindings(findings.dump());
+  CHECK(ReportMarkdown(m).find("Client check") == std::string::npos);
+  CHECK(ReportHtml(m).find("Client check") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace stagegate::report
