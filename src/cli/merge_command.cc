@@ -3,250 +3,23 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
-#include <map>
-#include <tuple>
 
 #include "base/clock.h"
-#include "base/files.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/merge.h"
 #include "cli/run_files.h"
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
-#include "load/schedule.h"
-#include "manifest/fingerprint.h"
 #include "scenario/runner.h"
+#include "scenario/shard_merge.h"
 #include "store/store.h"
 
 namespace stagegate::cli {
 namespace {
 
 using nlohmann::json;
-
-// A phase is the same step in every shard when its stage, name, level and kind agree.
-using PhaseKey = std::tuple<std::string, std::string, bool, std::optional<double>>;
-PhaseKey KeyOf(const store::PhaseInfo& p) {
-  return {p.stage, p.phase, p.at_rest, p.level};
-}
-
-// A load step every shard runs its slice of; the rest (samples, probes) the first shard alone.
-bool EveryShardRuns(const store::PhaseInfo& p) {
-  return !p.at_rest && p.stage != "faults";
-}
-
-Result<ShardRun> ReadShard(const std::string& given) {
-  const std::string path = std::filesystem::is_directory(given) ? given + "/stagegate.db" : given;
-  if (!IsRegularFile(path))
-    return Status::InvalidInput(given +
-                                ": no store there (a shard's store file, or the folder "
-                                "holding its stagegate.db)");
-  Result<std::unique_ptr<store::Store>> opened = store::Store::OpenExisting(path);
-  if (!opened.ok()) return opened.status();
-  Result<std::vector<store::RunInfo>> runs = (*opened)->ListRuns();
-  if (!runs.ok()) return runs.status();
-  for (const store::RunInfo& run : *runs) {  // newest first
-    ShardRun shard{.folder = given, .path = path, .run = run, .fingerprint = run.fingerprint};
-    if (run.scenario_name == "profile") {
-      // A profile keeps its options as its config; its shard is one of them.
-      shard.profile = true;
-      shard.config = json::parse(run.scenario_json, nullptr, /*allow_exceptions=*/false);
-      if (!shard.config.is_object() || !shard.config.contains("shard") ||
-          !shard.config["shard"].is_string())
-        continue;
-      Result<load::Shard> index = load::ParseShard(shard.config["shard"].get<std::string>());
-      if (!index.ok()) continue;
-      shard.settings.shard = *index;
-      if (shard.config.value("start_at_unix_ms", json()).is_number_integer())
-        shard.settings.start_at_unix_ms = shard.config["start_at_unix_ms"].get<int64_t>();
-      // Computed again from the options, as a store from before profile fingerprints left out
-      // the shard has each shard's own.
-      shard.fingerprint = manifest::ProfileFingerprint(shard.config);
-    } else {
-      shard.settings = scenario::SettingsFromJson(
-          json::parse(run.settings_json, nullptr, /*allow_exceptions=*/false));
-    }
-    if (shard.settings.shard.count <= 1) continue;
-    Result<std::vector<store::PhaseInfo>> phases = (*opened)->ListPhases(run.id);
-    if (!phases.ok()) return phases.status();
-    Result<std::vector<load::RequestRecord>> records = (*opened)->ListRequests(run.id);
-    if (!records.ok()) return records.status();
-    std::erase_if(*phases, [](const store::PhaseInfo& p) {
-      return p.status == store::PhaseStatus::kSuperseded;
-    });
-    shard.phases = std::move(*phases);
-    shard.records = std::move(*records);
-    return shard;
-  }
-  return Status::InvalidInput(path + ": holds no run of a shard (run or profile with --shard I/N)");
-}
-
-// Refuses shards that are not the N slices of one plan, naming what is wrong.
-Status CheckShards(const std::vector<ShardRun>& shards) {
-  const ShardRun& first = shards.front();
-  const int64_t n = first.settings.shard.count;
-  std::vector<std::string> problems;
-  std::map<int64_t, std::string> seen;
-  for (const ShardRun& s : shards) {
-    const std::string name =
-        s.path + " (run " + s.run.id + ", shard " + load::FormatShard(s.settings.shard) + ")";
-    if (s.profile != first.profile)
-      problems.push_back(name + ": a " + (s.profile ? "profile" : "run") + ", where " + first.path +
-                         " holds a " + (first.profile ? "profile" : "run"));
-    else if (s.fingerprint != first.fingerprint)
-      problems.push_back(name + ": its " +
-                         (s.profile ? "options differ" : "scenario, corpus or rubric differs") +
-                         " from " + first.path + "'s (fingerprint " + s.fingerprint.substr(0, 12) +
-                         " against " + first.fingerprint.substr(0, 12) + ")");
-    if (s.settings.shard.count != n)
-      problems.push_back(name + ": one of " + std::to_string(s.settings.shard.count) +
-                         " shards, where " + first.path + " is one of " + std::to_string(n));
-    if (s.settings.start_at_unix_ms != first.settings.start_at_unix_ms)
-      problems.push_back(name + ": --start-at differs from " + first.path + "'s");
-    if (s.settings.seed != first.settings.seed ||
-        s.settings.only_stage != first.settings.only_stage)
-      problems.push_back(name + ": --seed or --only-stage differs from " + first.path + "'s");
-    if (auto [at, added] = seen.emplace(s.settings.shard.index, s.path); !added)
-      problems.push_back(name + ": shard " + load::FormatShard(s.settings.shard) +
-                         " is given twice (also " + at->second + ")");
-  }
-  if (problems.empty())
-    for (int64_t i = 0; i < n; ++i)
-      if (!seen.contains(i))
-        problems.push_back("shard " + load::FormatShard({.index = i, .count = n}) +
-                           " is missing: give all " + std::to_string(n) + " shards");
-  return problems.empty() ? Status::Ok() : Status::InvalidInput(Join(problems, "\n"));
-}
-
-// What each shard's run said of its timing: its anchors, and each step that started late.
-json ShardingOf(const std::vector<ShardRun>& shards) {
-  json out = {{"merged_shards", shards.size()},
-              {"start_at_unix_ms", shards.front().settings.start_at_unix_ms
-                                       ? json(*shards.front().settings.start_at_unix_ms)
-                                       : json(nullptr)},
-              {"shards", json::array()}};
-  for (const ShardRun& s : shards) {
-    const json findings = json::parse(s.run.findings_json, nullptr, false);
-    json late = json::array();
-    double most = 0;
-    if (findings.is_object() && findings.contains("stages") && findings["stages"].is_array())
-      for (const json& stage : findings["stages"])
-        if (stage.contains("steps") && stage["steps"].is_array())
-          for (const json& step : stage["steps"])
-            if (step.contains("start_lag_ms") && step["start_lag_ms"].is_number()) {
-              most = std::max(most, step["start_lag_ms"].get<double>());
-              late.push_back({{"stage", step.value("stage", "")},
-                              {"phase", step.value("phase", "")},
-                              {"level", step.value("level", json(nullptr))},
-                              {"start_lag_ms", step["start_lag_ms"]}});
-            }
-    out["shards"].push_back(
-        {{"shard", load::FormatShard(s.settings.shard)},
-         {"run_id", s.run.id},
-         {"store", s.path},
-         {"status", store::RunStatusName(s.run.status)},
-         {"requests", s.records.size()},
-         {"clock", findings.is_object() && findings.contains("sharding") ? findings["sharding"]
-                                                                         : json(nullptr)},
-         {"max_start_lag_ms", most},
-         {"late_steps", late}});
-  }
-  return out;
-}
-
-}  // namespace
-
-json MergedFrom(const std::vector<ShardRun>& shards) {
-  json ids = json::array();
-  for (const ShardRun& s : shards)
-    ids.push_back(s.run.id);
-  return ids;
-}
-
-Status ClearEarlierMerge(store::Store& store, const std::string& store_path,
-                         const json& merged_from, console::Console& console) {
-  Result<std::vector<store::RunInfo>> runs = store.ListRuns();
-  if (!runs.ok()) return runs.status();
-  for (const store::RunInfo& run : *runs) {
-    const json settings = json::parse(run.settings_json, nullptr, /*allow_exceptions=*/false);
-    if (!settings.is_object() || settings.value("merged_from", json()) != merged_from) continue;
-    Result<std::vector<store::ExportInfo>> exports = store.ListExports(run.id);
-    if (!exports.ok()) return exports.status();
-    if (exports->empty() &&
-        (run.status == store::RunStatus::kRunning || run.status == store::RunStatus::kFailed)) {
-      SG_RETURN_IF_ERROR(store.DeleteRun(run.id));
-      console.Line("merge: removed run " + run.id +
-                   ", an earlier merge of these shards that did "
-                   "not finish");
-      continue;
-    }
-    return Status::InvalidInput(
-        "run " + run.id + " in " + store_path + " already merges these shards (" +
-        std::string(store::RunStatusName(run.status)) + "): see it with `stagegate report " +
-        run.id + "`, or merge into another store with --db");
-  }
-  return Status::Ok();
-}
-
-// Writes the shards' phases (one per step, over every shard's slice) and records into the
-// merged run, and returns them for the runner to take every step from.
-Result<scenario::ResumeFrom> MergeShardStores(store::Store& store, const std::string& run_id,
-                                              const std::vector<ShardRun>& shards) {
-  // Each step's phase in each shard that has it, as (shard, phase).
-  std::map<PhaseKey, std::vector<std::pair<size_t, const store::PhaseInfo*>>> by_key;
-  std::vector<PhaseKey> order;  // the first shard's order, then any the others have beyond it
-  for (size_t s = 0; s < shards.size(); ++s)
-    for (const store::PhaseInfo& p : shards[s].phases) {
-      auto& same = by_key[KeyOf(p)];
-      if (same.empty()) order.push_back(KeyOf(p));
-      same.push_back({s, &p});
-    }
-  scenario::ResumeFrom merged;
-  std::map<std::pair<size_t, int64_t>, int64_t> new_id;  // (shard, old phase id) -> new id
-  for (const PhaseKey& key : order) {
-    const auto& same = by_key[key];
-    store::PhaseInfo phase = *same.front().second;
-    phase.run_id = run_id;
-    phase.ordinal = static_cast<int64_t>(merged.phases.size());
-    const bool whole = !EveryShardRuns(phase) || same.size() == shards.size();
-    bool complete = whole;
-    for (const auto& [s, p] : same) {
-      complete = complete && p->status == store::PhaseStatus::kComplete;
-      if (p->started_ns)
-        phase.started_ns = std::min(phase.started_ns.value_or(*p->started_ns), *p->started_ns);
-      if (p->ended_ns)
-        phase.ended_ns = std::max(phase.ended_ns.value_or(*p->ended_ns), *p->ended_ns);
-    }
-    phase.status = complete ? store::PhaseStatus::kComplete : store::PhaseStatus::kInterrupted;
-    Result<int64_t> id = store.AddPhase(phase);
-    if (!id.ok()) return id.status();
-    phase.id = *id;
-    SG_RETURN_IF_ERROR(store.FinishPhase(phase.id, phase.started_ns.value_or(0),
-                                         phase.ended_ns.value_or(0), phase.status));
-    for (const auto& [s, p] : same)
-      new_id[{s, p->id}] = phase.id;
-    merged.phases.push_back(std::move(phase));
-  }
-  std::map<int64_t, int64_t> ordinal_of;
-  for (const store::PhaseInfo& p : merged.phases)
-    ordinal_of[p.id] = p.ordinal;
-  for (size_t s = 0; s < shards.size(); ++s)
-    for (load::RequestRecord r : shards[s].records) {
-      r.run_id = run_id;
-      r.phase_id = new_id.at({s, r.phase_id});
-      merged.records.push_back(std::move(r));
-    }
-  std::stable_sort(merged.records.begin(), merged.records.end(),
-                   [&](const load::RequestRecord& a, const load::RequestRecord& b) {
-                     return std::pair(ordinal_of[a.phase_id], a.sequence) <
-                            std::pair(ordinal_of[b.phase_id], b.sequence);
-                   });
-  SG_RETURN_IF_ERROR(store.AddRequestsInBatches(merged.records));
-  return merged;
-}
-
-namespace {
+using scenario::ShardRun;
 
 class MergeCommand : public Command {
  public:
@@ -261,14 +34,15 @@ class MergeCommand : public Command {
     std::sort(shard_paths_.begin(), shard_paths_.end());
     std::vector<ShardRun> shards;
     for (const std::string& path : shard_paths_) {
-      Result<ShardRun> shard = ReadShard(path);
+      Result<ShardRun> shard = scenario::ReadShard(path);
       if (!shard.ok()) return Fail(console, "merge", shard.status());
       shards.push_back(std::move(*shard));
     }
     std::sort(shards.begin(), shards.end(), [](const ShardRun& a, const ShardRun& b) {
       return a.settings.shard.index < b.settings.shard.index;
     });
-    if (Status checked = CheckShards(shards); !checked.ok()) return Fail(console, "merge", checked);
+    if (Status checked = scenario::CheckShards(shards); !checked.ok())
+      return Fail(console, "merge", checked);
     if (shards.front().profile) return MergeProfileShards(shards, global, out_dir_, console);
     const ShardRun& first = shards.front();
     std::string problem;
@@ -278,8 +52,8 @@ class MergeCommand : public Command {
     if (!opened.ok()) return Fail(console, "merge", opened.status());
     store::Store& store = **opened;
 
-    const json merged_from = MergedFrom(shards);
-    if (Status cleared = ClearEarlierMerge(store, global.db_path, merged_from, console);
+    const json merged_from = scenario::MergedFrom(shards);
+    if (Status cleared = scenario::ClearEarlierMerge(store, global.db_path, merged_from, console);
         !cleared.ok())
       return Fail(console, "merge", cleared);
 
@@ -296,7 +70,7 @@ class MergeCommand : public Command {
     run.finished_unix_ms.reset();
     if (Status created = store.CreateRun(run); !created.ok())
       return Fail(console, "merge", created);
-    Result<scenario::ResumeFrom> merged = MergeShardStores(store, run.id, shards);
+    Result<scenario::ResumeFrom> merged = scenario::MergeShardStores(store, run.id, shards);
     if (!merged.ok()) return Fail(console, "merge", merged.status());
 
     settings.replay = true;
@@ -308,7 +82,7 @@ class MergeCommand : public Command {
       (void)store.SetRunStatus(run.id, store::RunStatus::kFailed, WallUnixMs());
       return Fail(console, "merge", report.status());
     }
-    report->sharding = ShardingOf(shards);
+    report->sharding = scenario::ShardingOf(shards);
     for (const json& s : report->sharding["shards"])
       if (s["max_start_lag_ms"].get<double>() > 0)
         report->notes.push_back("shard " + s["shard"].get<std::string>() + " started " +

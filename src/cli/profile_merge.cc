@@ -79,8 +79,8 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
   config["merged_shards"] = shards.size();
   const std::string config_text = config.dump(-1, ' ', false, json::error_handler_t::replace);
   const std::string fingerprint = manifest::ProfileFingerprint(config);
-  const json merged_from = MergedFrom(shards);
-  if (Status cleared = ClearEarlierMerge(store, global.db_path, merged_from, console);
+  const json merged_from = scenario::MergedFrom(shards);
+  if (Status cleared = scenario::ClearEarlierMerge(store, global.db_path, merged_from, console);
       !cleared.ok())
     return Fail(console, "merge", cleared);
   const std::string run_id = NewRunId("profile");
@@ -93,7 +93,7 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
            .started_unix_ms = WallUnixMs()});
       !created.ok())
     return Fail(console, "merge", created);
-  Result<scenario::ResumeFrom> merged = MergeShardStores(store, run_id, shards);
+  Result<scenario::ResumeFrom> merged = scenario::MergeShardStores(store, run_id, shards);
   if (!merged.ok()) return Fail(console, "merge", merged.status());
 
   std::vector<json> profiles;
