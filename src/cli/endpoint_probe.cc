@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "base/token_estimate.h"
 #include "http/blocking_call.h"
+#include "http/openai_answer.h"
 #include "http/openai_request.h"
 #include "http/openai_stream.h"
 #include "http/sse_parser.h"
@@ -70,20 +71,13 @@ void ProbeAnswer(const std::string& root, const std::string& model, const std::s
   f.streams = AsciiLower(reply->content_type).find("text/event-stream") != std::string::npos;
   if (!*f.streams) {
     // A whole answer: the server ignored "stream": true.
-    const json body = json::parse(reply->body, nullptr, false);
-    f.usage = body.is_object() && body.contains("usage") && body["usage"].is_object();
-    if (body.is_object() && body.contains("choices") && body["choices"].is_array() &&
-        !body["choices"].empty() && body["choices"][0].is_object()) {
-      const json& message = body["choices"][0].value("message", json::object());
-      if (message.is_object() && message.contains("content") && message["content"].is_string())
-        f.answer = message["content"].get<std::string>();
-    }
+    const http::WholeAnswer whole = http::DecodeWholeAnswer(reply->body);
+    f.usage = whole.usage.completion_tokens.has_value();
+    f.answer = whole.content;
     if (!f.answer.empty()) {
-      const json tokens = *f.usage ? body["usage"].value("completion_tokens", json()) : json();
+      const std::optional<int64_t> tokens = whole.usage.completion_tokens;
       f.answer_ms = took_ms;
-      f.answer_tokens = tokens.is_number_integer() && tokens.get<int64_t>() > 0
-                            ? tokens.get<int64_t>()
-                            : EstimateTokens(f.answer);
+      f.answer_tokens = tokens && *tokens > 0 ? *tokens : EstimateTokens(f.answer);
     }
     return;
   }

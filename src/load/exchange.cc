@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/strings.h"
+#include "http/openai_answer.h"
 #include "http/receive_time.h"
 
 namespace stagegate::load {
@@ -45,22 +46,6 @@ std::string ToolCallsJson(const std::vector<http::ToolCallState>& calls) {
                    {"name", call.name},
                    {"arguments", call.arguments}});
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// The message of an OpenAI-style error body, or the body's start.
-std::string ErrorBodyMessage(const std::string& body) {
-  json parsed = json::parse(body, nullptr, false);
-  if (parsed.is_object()) {
-    auto error = parsed.find("error");
-    if (error != parsed.end()) {
-      if (error->is_string()) return error->get<std::string>();
-      if (error->is_object() && error->contains("message") && (*error)["message"].is_string())
-        return (*error)["message"].get<std::string>();
-    }
-    if (parsed.contains("message") && parsed["message"].is_string())
-      return parsed["message"].get<std::string>();
-  }
-  return body.substr(0, 200);
 }
 
 // Takes every secret a server could echo out of the record's text: the run's (spec.redactor)
@@ -375,72 +360,35 @@ void Exchange::ClassifyHttpStatus() {
     record_.outcome = Outcome::kHttpError;
   }
   record_.error_message = "HTTP " + std::to_string(status_);
-  if (!body_.empty()) record_.error_message += ": " + ErrorBodyMessage(body_);
+  if (!body_.empty()) record_.error_message += ": " + http::ErrorBodyMessage(body_);
 }
 
 void Exchange::DecodeWholeBody() {
-  json parsed = json::parse(body_, nullptr, false);
-  if (!parsed.is_object()) {
+  http::WholeAnswer answer = http::DecodeWholeAnswer(body_);
+  if (answer.shape == http::WholeAnswer::Shape::kNotObject) {
     record_.outcome = Outcome::kMalformedStream;
     record_.error_message = "response body is not a JSON object";
     return;
   }
-  const json* choice = nullptr;
-  if (auto choices = parsed.find("choices"); choices != parsed.end() && choices->is_array() &&
-                                             !choices->empty() && (*choices)[0].is_object())
-    choice = &(*choices)[0];
-  if (auto error = parsed.find("error"); error != parsed.end() && choice == nullptr) {
+  if (answer.shape == http::WholeAnswer::Shape::kError) {
     record_.outcome = Outcome::kHttpError;
     record_.error_message =
-        "error after HTTP " + std::to_string(status_) + ": " + ErrorBodyMessage(body_);
+        "error after HTTP " + std::to_string(status_) + ": " + http::ErrorBodyMessage(body_);
     return;
   }
-  if (choice != nullptr) {
-    const json* message = choice->contains("message") ? &(*choice)["message"] : nullptr;
-    if (message != nullptr && message->is_object()) {
-      if (message->contains("content") && (*message)["content"].is_string())
-        record_.answer_text = (*message)["content"].get<std::string>();
-      for (const char* key : {"reasoning_content", "reasoning"})
-        if (message->contains(key) && (*message)[key].is_string() && record_.reasoning_text.empty())
-          record_.reasoning_text = (*message)[key].get<std::string>();
-      if (message->contains("tool_calls") && (*message)["tool_calls"].is_array()) {
-        json calls = json::array();
-        int64_t index = 0;
-        for (const json& call : (*message)["tool_calls"]) {
-          if (!call.is_object()) continue;
-          const json function = call.value("function", json::object());
-          calls.push_back(
-              {{"index", index++},
-               {"id", call.value("id", "")},
-               {"type", call.value("type", "")},
-               {"name", function.is_object() ? function.value("name", "") : ""},
-               {"arguments", function.is_object() ? function.value("arguments", "") : ""}});
-        }
-        record_.tool_calls_json = calls.dump(-1, ' ', false, json::error_handler_t::replace);
-      }
-    } else if (choice->contains("text") && (*choice)["text"].is_string()) {
-      record_.answer_text = (*choice)["text"].get<std::string>();
-    }
-    if (choice->contains("finish_reason") && (*choice)["finish_reason"].is_string())
-      record_.finish_reason = (*choice)["finish_reason"].get<std::string>();
+  record_.answer_text = std::move(answer.content);
+  record_.reasoning_text = std::move(answer.reasoning);
+  if (!answer.tool_calls_json.empty()) record_.tool_calls_json = std::move(answer.tool_calls_json);
+  record_.finish_reason = std::move(answer.finish_reason);
+  if (answer.usage.prompt_tokens) {
+    record_.input_tokens = answer.usage.prompt_tokens;
+    record_.input_token_source = "usage";
   }
-  if (auto usage = parsed.find("usage"); usage != parsed.end() && usage->is_object()) {
-    if (usage->contains("prompt_tokens") && (*usage)["prompt_tokens"].is_number_integer()) {
-      record_.input_tokens = (*usage)["prompt_tokens"].get<int64_t>();
-      record_.input_token_source = "usage";
-    }
-    if (usage->contains("completion_tokens") && (*usage)["completion_tokens"].is_number_integer()) {
-      record_.output_tokens = (*usage)["completion_tokens"].get<int64_t>();
-      record_.token_source = "usage";
-    }
-    // Any shape a server sends: value() of a non-object would throw.
-    const auto details = usage->find("prompt_tokens_details");
-    if (details != usage->end() && details->is_object()) {
-      const auto cached = details->find("cached_tokens");
-      if (cached != details->end() && cached->is_number_integer() && cached->get<int64_t>() >= 0)
-        record_.cached_tokens = cached->get<int64_t>();
-    }
+  if (answer.usage.completion_tokens) {
+    record_.output_tokens = answer.usage.completion_tokens;
+    record_.token_source = "usage";
   }
+  record_.cached_tokens = answer.usage.cached_tokens;
   record_.outcome = Outcome::kOk;
 }
 

@@ -1,0 +1,56 @@
+// A whole (not streamed) answer whose fields have the wrong types is a classified outcome, never a
+// crash of the run: before one decoder served both, a tool call with a numeric id threw inside a
+// worker thread.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "base/clock.h"
+#include "http/openai_request.h"
+#include "http_test_server.h"
+#include "load/engine.h"
+
+namespace stagegate::load {
+namespace {
+
+RequestRecord SendOne(const std::string& body) {
+  testing::FixedResponseServer server([&](const std::string&) {
+    return testing::HttpResponse("200 OK", body, "application/json");
+  });
+  RequestSpec spec{.url = server.base() + "/v1/chat/completions",
+                   .body = http::BuildRequestBody({.model = "m", .stream = false}, "hi"),
+                   .stream = false};
+  Result<LoadResult> result = RunLoad(
+      {.concurrency = 1, .requests = 1, .workers = 1}, [&](int64_t) { return spec; },
+      RunControl{.clock = &SteadyClock::Get(), .origin_ns = SteadyClock::Get().NowNs()});
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  REQUIRE(result->records.size() == 1);
+  return std::move(result->records[0]);
+}
+
+TEST_CASE("a whole answer with fields of the wrong type is recorded, not thrown on",
+          "[load][hostile]") {
+  const RequestRecord r =
+      SendOne(R"({"choices": [{"finish_reason": 1, "message": {"content": "ok", "tool_calls": [)"
+              R"({"id": 5, "type": 6, "function": {"name": 7, "arguments": {}}}]}}],)"
+              R"("usage": {"completion_tokens": "9"}})");
+  CHECK(r.outcome == Outcome::kOk);
+  CHECK(r.answer_text == "ok");
+  CHECK(r.finish_reason.empty());
+  CHECK(r.tool_calls_json == R"([{"arguments":"","id":"","index":0,"name":"","type":""}])");
+  CHECK(r.token_source != "usage");  // "9" is not a count
+}
+
+TEST_CASE("a whole answer that is an error or not JSON is classified", "[load][hostile]") {
+  const RequestRecord error = SendOne(R"({"error": {"message": "model unloaded"}})");
+  CHECK(error.outcome == Outcome::kHttpError);
+  CHECK(error.error_message == "error after HTTP 200: model unloaded");
+  const RequestRecord garbage = SendOne("<html>proxy</html>");
+  CHECK(garbage.outcome == Outcome::kMalformedStream);
+  CHECK(garbage.error_message == "response body is not a JSON object");
+}
+
+}  // namespace
+}  // namespace stagegate::load
