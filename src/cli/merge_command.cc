@@ -21,6 +21,15 @@ namespace {
 using nlohmann::json;
 using scenario::ShardRun;
 
+// A note for each shard that started a step late.
+void NoteLateShards(scenario::RunReport& report) {
+  for (const json& s : report.sharding["shards"])
+    if (s["max_start_lag_ms"].get<double>() > 0)
+      report.notes.push_back("shard " + s["shard"].get<std::string>() + " started " +
+                             std::to_string(s["late_steps"].size()) + " step(s) late, by up to " +
+                             FormatNumber(s["max_start_lag_ms"].get<double>(), 1) + " ms");
+}
+
 class MergeCommand : public Command {
  public:
   void Configure(CLI::App& app) override {
@@ -83,12 +92,7 @@ class MergeCommand : public Command {
       return Fail(console, "merge", report.status());
     }
     report->sharding = scenario::ShardingOf(shards);
-    for (const json& s : report->sharding["shards"])
-      if (s["max_start_lag_ms"].get<double>() > 0)
-        report->notes.push_back("shard " + s["shard"].get<std::string>() + " started " +
-                                std::to_string(s["late_steps"].size()) +
-                                " step(s) late, by up to " +
-                                FormatNumber(s["max_start_lag_ms"].get<double>(), 1) + " ms");
+    NoteLateShards(*report);
     for (const std::string& line : scenario::SummaryLines(*report))
       console.Line(line);
     if (Status written = WriteRunFiles(out_dir_, *bundle, run.fingerprint, *report, runner, store);

@@ -73,6 +73,17 @@ class ProfileCommand : public Command, private ProfileFlags {
   Status PlanLevels();
   Result<LevelPlan> PlanLevel(const std::string& kind, double value) const;
   Result<ProfileLevel> RunLevel(const LevelPlan& plan, scenario::StepRunner& steps);
+  /// Runs the search, or each planned level; the sweep over them when they give a capacity
+  /// finding (a search, or fixed levels of one kind).
+  Result<std::optional<scenario::SweepResult>> RunLevels(scenario::StepRunner& steps,
+                                                         const std::atomic<bool>& stop,
+                                                         std::vector<ProfileLevel>& levels);
+  /// The table, each level's sessions, self-check and notes, and the capacity finding.
+  void PrintLevels(console::Console& console, const std::vector<ProfileLevel>& levels,
+                   const std::optional<scenario::SweepResult>& sweep, bool interrupted) const;
+  /// The exit code of a profile that was not interrupted: with --slo or a search, its gate.
+  ExitCode GateExit(const std::vector<ProfileLevel>& levels,
+                    const std::optional<scenario::SweepResult>& sweep) const;
   /// Levels are ended early once decided, and judged as a gate, only when asked for.
   bool Gating() const { return search_ || !slos_.empty(); }
   load::RequestSpec MakeRequest(int64_t sequence) const;
@@ -560,6 +571,86 @@ Result<ProfileLevel> ProfileCommand::RunLevel(const LevelPlan& plan, scenario::S
   return level;
 }
 
+Result<std::optional<scenario::SweepResult>> ProfileCommand::RunLevels(
+    scenario::StepRunner& steps, const std::atomic<bool>& stop, std::vector<ProfileLevel>& levels) {
+  std::optional<scenario::SweepResult> sweep;
+  if (search_) {
+    const scenario::RunLevel run_level = [&](double rate) -> Result<stats::LevelOutcome> {
+      Result<LevelPlan> plan =
+          levels.empty() ? Result<LevelPlan>(plans_.front()) : PlanLevel("request_rate", rate);
+      if (!plan.ok()) return plan.status();
+      Result<ProfileLevel> level = RunLevel(*plan, steps);
+      if (!level.ok()) return level.status();
+      levels.push_back(std::move(*level));
+      return scenario::OutcomeOf(rate, *levels.back().judgement);
+    };
+    Result<scenario::SweepResult> searched = scenario::RunSweep({.search = true,
+                                                                 .start = search_from_,
+                                                                 .max_level = search_up_to_,
+                                                                 .resolution = search_resolution_},
+                                                                run_level, stop);
+    if (!searched.ok()) return searched.status();
+    sweep = std::move(*searched);
+  } else {
+    for (size_t ordinal = 0; ordinal < plans_.size() && !stop.load(); ++ordinal) {
+      Result<ProfileLevel> level = RunLevel(plans_[ordinal], steps);
+      if (!level.ok()) return level.status();
+      levels.push_back(std::move(*level));
+    }
+    // The capacity finding of fixed levels of one kind (rates or concurrencies).
+    if (trace_entries_.empty() && !levels.empty()) {
+      sweep.emplace();
+      for (const ProfileLevel& level : levels)
+        sweep->outcomes.push_back(scenario::OutcomeOf(level.value, *level.judgement));
+      sweep->finding = stats::FindCapacity(sweep->outcomes);
+    }
+  }
+  return sweep;
+}
+
+void ProfileCommand::PrintLevels(console::Console& console, const std::vector<ProfileLevel>& levels,
+                                 const std::optional<scenario::SweepResult>& sweep,
+                                 bool interrupted) const {
+  for (const std::string& line : ProfileTable(levels))
+    console.Line(line);
+  if (interrupted)
+    console.Line("* interrupted: the level stopped early; what was measured is kept");
+  for (const ProfileLevel& level : levels) {
+    for (const std::string& line : SessionLines(level))
+      console.Line(line);
+    for (const std::string& line : SelfCheckLines(level))
+      console.Line(line);
+    for (const std::string& warning : level.metrics.warnings)
+      console.Line("  note: " + warning);
+  }
+  const std::string unit = concurrency_.empty() ? "req/s" : "concurrent";
+  for (const std::string& line : CapacityLines(levels, sweep, unit, search_))
+    console.Line(line);
+  if (search_ && sweep && sweep->finding.inconclusive && !max_duration_s_)
+    console.Line(
+        "  the search stopped at a level too short to tell: give --max-duration to let "
+        "each level run on past --duration until it can");
+}
+
+ExitCode ProfileCommand::GateExit(const std::vector<ProfileLevel>& levels,
+                                  const std::optional<scenario::SweepResult>& sweep) const {
+  if (!Gating()) return ExitCode::kOk;
+  // The gate: a search must find a sustained rate; fixed levels must all hold their SLOs.
+  // One rule for both (docs/cli.md): a level that failed is 1; a level too short to tell (a
+  // search: its first miss, whether or not a level held below it) is 4.
+  if (search_) {
+    if (sweep->finding.inconclusive) return ExitCode::kPending;
+    return sweep->finding.holds_up_to ? ExitCode::kOk : ExitCode::kGateFailed;
+  }
+  bool inconclusive = false;
+  for (const ProfileLevel& level : levels) {
+    if (level.judgement->verdict == scenario::LevelVerdict::kFail) return ExitCode::kGateFailed;
+    inconclusive =
+        inconclusive || level.judgement->verdict == scenario::LevelVerdict::kInconclusive;
+  }
+  return inconclusive ? ExitCode::kPending : ExitCode::kOk;
+}
+
 ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& console) {
   const auto fail = [&console](const Status& status, ExitCode code) {
     for (const std::string& line : Split(status.message(), '\n'))
@@ -618,67 +709,24 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
   const auto fail_run = [&](const Status& status) {
     return fail(status, ExitCode::kRuntimeFailure);
   };
-  std::optional<scenario::SweepResult> sweep;
-  if (search_) {
-    const scenario::RunLevel run_level = [&](double rate) -> Result<stats::LevelOutcome> {
-      Result<LevelPlan> plan =
-          levels.empty() ? Result<LevelPlan>(plans_.front()) : PlanLevel("request_rate", rate);
-      if (!plan.ok()) return plan.status();
-      Result<ProfileLevel> level = RunLevel(*plan, steps);
-      if (!level.ok()) return level.status();
-      levels.push_back(std::move(*level));
-      return scenario::OutcomeOf(rate, *levels.back().judgement);
-    };
-    Result<scenario::SweepResult> searched = scenario::RunSweep({.search = true,
-                                                                 .start = search_from_,
-                                                                 .max_level = search_up_to_,
-                                                                 .resolution = search_resolution_},
-                                                                run_level, stop);
-    if (!searched.ok()) return fail_run(searched.status());
-    sweep = std::move(*searched);
-  } else {
-    for (size_t ordinal = 0; ordinal < plans_.size() && !stop.load(); ++ordinal) {
-      Result<ProfileLevel> level = RunLevel(plans_[ordinal], steps);
-      if (!level.ok()) return fail_run(level.status());
-      levels.push_back(std::move(*level));
-    }
-    // The capacity finding of fixed levels of one kind (rates or concurrencies).
-    if (trace_entries_.empty() && !levels.empty()) {
-      sweep.emplace();
-      for (const ProfileLevel& level : levels)
-        sweep->outcomes.push_back(scenario::OutcomeOf(level.value, *level.judgement));
-      sweep->finding = stats::FindCapacity(sweep->outcomes);
-    }
-  }
+  Result<std::optional<scenario::SweepResult>> ran = RunLevels(steps, stop, levels);
+  if (!ran.ok()) return fail_run(ran.status());
+  const std::optional<scenario::SweepResult>& sweep = *ran;
   bool interrupted = stop.load();
   for (const ProfileLevel& level : levels)
     interrupted = interrupted || level.interrupted;
   if (Status stored = telemetry.Finish(**store, run_id); !stored.ok()) return fail_run(stored);
 
-  for (const std::string& line : ProfileTable(levels))
-    console.Line(line);
-  if (interrupted)
-    console.Line("* interrupted: the level stopped early; what was measured is kept");
-  for (const ProfileLevel& level : levels) {
-    for (const std::string& line : SessionLines(level))
-      console.Line(line);
-    for (const std::string& line : SelfCheckLines(level))
-      console.Line(line);
-    for (const std::string& warning : level.metrics.warnings)
-      console.Line("  note: " + warning);
-  }
-  const std::string unit = concurrency_.empty() ? "req/s" : "concurrent";
-  for (const std::string& line : CapacityLines(levels, sweep, unit, search_))
-    console.Line(line);
-  if (search_ && sweep && sweep->finding.inconclusive && !max_duration_s_)
-    console.Line(
-        "  the search stopped at a level too short to tell: give --max-duration to let "
-        "each level run on past --duration until it can");
+  PrintLevels(console, levels, sweep, interrupted);
   json profile = ProfileJson(config, fingerprint, run_id, levels, interrupted);
   std::vector<LevelWindow> windows;
   for (const ProfileLevel& level : levels)
     windows.push_back({level.kind, level.value, level.started_ns, level.ended_ns});
-  if (telemetry.any()) profile["server_metrics"] = telemetry.Json(windows);
+  if (telemetry.any()) {
+    Result<json> server = telemetry.Json(windows, **store, run_id);
+    if (!server.ok()) return fail_run(server.status());
+    profile["server_metrics"] = std::move(*server);
+  }
   if (slice_s_)
     for (size_t i = 0; i < levels.size(); ++i) {
       const ProfileLevel& level = levels[i];
@@ -724,21 +772,7 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
                  (aiperf->size() == 1 ? out_dir + "/profile_export_aiperf.json and .csv"
                                       : out_dir + "/aiperf/*/profile_export_aiperf.json and .csv"));
   if (interrupted) return ExitCode::kInterrupted;
-  if (!Gating()) return ExitCode::kOk;
-  // The gate: a search must find a sustained rate; fixed levels must all hold their SLOs.
-  // One rule for both (docs/cli.md): a level that failed is 1; a level too short to tell (a
-  // search: its first miss, whether or not a level held below it) is 4.
-  if (search_) {
-    if (sweep->finding.inconclusive) return ExitCode::kPending;
-    return sweep->finding.holds_up_to ? ExitCode::kOk : ExitCode::kGateFailed;
-  }
-  bool inconclusive = false;
-  for (const ProfileLevel& level : levels) {
-    if (level.judgement->verdict == scenario::LevelVerdict::kFail) return ExitCode::kGateFailed;
-    inconclusive =
-        inconclusive || level.judgement->verdict == scenario::LevelVerdict::kInconclusive;
-  }
-  return inconclusive ? ExitCode::kPending : ExitCode::kOk;
+  return GateExit(levels, sweep);
 }
 
 }  // namespace

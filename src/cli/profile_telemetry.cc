@@ -8,6 +8,7 @@
 #include "base/redact.h"
 #include "base/strings.h"
 #include "http/url_check.h"
+#include "report/server_series.h"
 #include "telemetry/series.h"
 
 namespace stagegate::cli {
@@ -103,7 +104,8 @@ Status ProfileTelemetry::Finish(store::Store& store, const std::string& run_id) 
   return Status::Ok();
 }
 
-json ProfileTelemetry::Json(const std::vector<LevelWindow>& levels) const {
+Result<json> ProfileTelemetry::Json(const std::vector<LevelWindow>& levels, store::Store& store,
+                                    const std::string& run_id) const {
   json sources = json::array();
   for (const Source& s : sources_)
     sources.push_back({{"source", s.source},
@@ -111,32 +113,24 @@ json ProfileTelemetry::Json(const std::vector<LevelWindow>& levels) const {
                        {"scrapes", s.stats.scrapes},
                        {"failures", s.stats.failures},
                        {"last_error", s.stats.last_error}});
-  // Per level and canonical series: each scrape's value (summed over label sets, or averaged
-  // for shares), then their mean and peak.
+  // Per level and canonical series, as the report reads them (report::ReadServerSeries): each
+  // scrape's value, then their mean and peak.
   json per_level = json::array();
   for (const LevelWindow& level : levels) {
-    // (series, time) -> (sum over label sets, how many)
-    std::map<std::pair<telemetry::Series, int64_t>, std::pair<double, int64_t>> at;
-    for (const telemetry::TimedSample& t : samples_) {
-      if (t.t_ns < level.started_ns || t.t_ns > level.ended_ns) continue;
-      const std::optional<telemetry::VendorName> v = telemetry::Recognise(t.sample.name);
-      if (!v) continue;
-      std::pair<double, int64_t>& sum = at[{v->series, t.t_ns}];
-      sum.first += t.sample.value * v->scale;
-      ++sum.second;
-    }
-    std::map<std::string, std::vector<double>> values;
-    for (const auto& [key, sum] : at)
-      values[std::string(telemetry::Name(key.first))].push_back(
-          telemetry::Adds(key.first) ? sum.first : sum.first / static_cast<double>(sum.second));
+    Result<std::map<telemetry::Series, report::SeriesValues>> read =
+        report::ReadServerSeries(store, run_id, level.started_ns, level.ended_ns);
+    if (!read.ok()) return read.status();
     json series = json::object();
-    for (const auto& [name, v] : values) {
-      double sum = 0;
-      for (double x : v)
-        sum += x;
-      series[name] = {{"scrapes", v.size()},
-                      {"mean", sum / static_cast<double>(v.size())},
-                      {"max", *std::max_element(v.begin(), v.end())}};
+    for (const auto& [name, values] : *read) {
+      double sum = 0, peak = values.front().second;
+      for (const auto& [t, v] : values) {
+        sum += v;
+        peak = std::max(peak, v);
+      }
+      series[std::string(telemetry::Name(name))] = {
+          {"scrapes", values.size()},
+          {"mean", sum / static_cast<double>(values.size())},
+          {"max", peak}};
     }
     per_level.push_back({{"kind", level.kind},
                          {"value", level.value},
@@ -144,7 +138,7 @@ json ProfileTelemetry::Json(const std::vector<LevelWindow>& levels) const {
                          {"ended_ns", level.ended_ns},
                          {"series", series}});
   }
-  return {{"sources", sources}, {"levels", per_level}};
+  return json{{"sources", sources}, {"levels", per_level}};
 }
 
 std::string ProfileTelemetry::Csv(const std::vector<LevelWindow>& levels) const {

@@ -51,8 +51,10 @@ class ProfileTelemetry {
   /// Whether any source was scraped (then the outputs below are written).
   bool any() const { return !sources_.empty(); }
   /// profile.json's "server_metrics": each source with its scrapes and failures, and per level
-  /// the canonical series' mean and peak over its window.
-  nlohmann::json Json(const std::vector<LevelWindow>& levels) const;
+  /// the canonical series' mean and peak over its window, read from the run's stored telemetry
+  /// by the report's one rule (report::ReadServerSeries, docs/metrics.md).
+  Result<nlohmann::json> Json(const std::vector<LevelWindow>& levels, store::Store& store,
+                              const std::string& run_id) const;
   /// server_metrics.csv: a row a sample, its time in ns on the clock of requests.jsonl's
   /// times_ns, the level it fell in, the series as exposed and in its canonical unit.
   std::string Csv(const std::vector<LevelWindow>& levels) const;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "http_test_server.h"
 #include "sim/sim_server.h"
 #include "test_util.h"
 
@@ -127,6 +128,37 @@ TEST_CASE("profile --metrics-url writes the server's series beside the requests,
     offered += slice["requests"]["offered"].get<int64_t>();
   }
   CHECK(offered == profile["levels"][0]["requests"]["offered"]);
+}
+
+// vLLM v1 exposes its KV cache under the new name and the deprecated one. profile once summed
+// every name it knew (1.4 here, over 100%); it now reads the stored series by the report's rule,
+// the first name of the vendor table that has samples.
+TEST_CASE("profile reads a series exposed under two names once, as the report does",
+          "[cli][profile][telemetry]") {
+  Result<std::unique_ptr<sim::SimServer>> sim = sim::SimServer::Start(
+      {.host = "127.0.0.1", .port = 0, .profile = sim::SimProfile::Default()});
+  REQUIRE(sim.ok());
+  // 4 rounds of two 8-token answers at 8 ms a token: about 260 ms, some 25 scrapes.
+  testing::FixedResponseServer metrics(
+      testing::HttpResponse("200 OK",
+                            "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.5\n"
+                            "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.9\n"
+                            "vllm:num_requests_running{model_name=\"m\"} 3\n",
+                            "text/plain; version=0.0.4"));
+  testing::TempDir dir;
+  testing::Ran ran = testing::RunStagegate(
+      dir, {"profile", "--url", (*sim)->base_url() + "/v1", "--model", "sim", "--requests", "8",
+            "--concurrency", "2", "--output-tokens", "8", "--metrics-url",
+            metrics.base() + "/metrics", "--scrape-interval-ms", "10", "--out", dir / "out"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  const json profile = json::parse(testing::ReadText(dir / "out/profile.json"));
+  const json& series = profile["server_metrics"]["levels"][0]["series"];
+  INFO(series.dump());
+  REQUIRE(series.contains("kv cache"));
+  CHECK(series["kv cache"]["mean"] == 0.5);
+  CHECK(series["kv cache"]["max"] == 0.5);
+  CHECK(series["running"]["max"] == 3);
 }
 
 TEST_CASE("profile refuses a --gpu or --metrics-url it cannot use", "[cli][profile]") {
