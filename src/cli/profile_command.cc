@@ -675,7 +675,7 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
                 ExitCode::kRuntimeFailure);
   if (Status created = (*store)->CreateRun(
           {.id = run_id,
-           .scenario_name = "profile",
+           .scenario_name = store::RunInfo::kProfileRunName,
            .fingerprint = fingerprint,
            .scenario_json = config.dump(-1, ' ', false, json::error_handler_t::replace),
            .settings_json = WithRunFolder(json::object(), out_dir).dump(),

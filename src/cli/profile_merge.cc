@@ -86,7 +86,7 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
   const std::string run_id = NewRunId("profile");
   if (Status created = store.CreateRun(
           {.id = run_id,
-           .scenario_name = "profile",
+           .scenario_name = store::RunInfo::kProfileRunName,
            .fingerprint = fingerprint,
            .scenario_json = config_text,
            .settings_json = WithRunFolder({{"merged_from", merged_from}}, out_dir).dump(),

@@ -196,13 +196,9 @@ void LeafDifferences(const json& then, const json& now, const std::string& path,
 
 }  // namespace
 
-bool IsProfileRun(const store::RunInfo& run) {
-  return run.scenario_name == "profile" && run.scenario_file.empty();
-}
-
 std::vector<ComparablePart> ComparableParts(const store::RunInfo& run) {
   const json config = json::parse(run.scenario_json, nullptr, false);
-  return IsProfileRun(run) ? ProfileParts(config) : ScenarioParts(config);
+  return run.is_profile() ? ProfileParts(config) : ScenarioParts(config);
 }
 
 std::vector<std::string> Differences(const store::RunInfo& current,

@@ -21,9 +21,6 @@ struct ComparablePart {
   nlohmann::json value;
 };
 
-/// A `profile` run (its configuration is a profile's, not a scenario's).
-bool IsProfileRun(const store::RunInfo& run);
-
 /// The parts of a run. A scenario run: model, hardware, serving stack, sampling, corpus (name,
 /// version, sha256), rubric (id, sha256), target, input distribution, load profile (phases and
 /// seed), stages, thresholds, quality thresholds, recovery policy and fault probes. A profile run:

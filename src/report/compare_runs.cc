@@ -19,7 +19,7 @@ constexpr double kAlpha = 0.05;
 // of a profile run, keyed as ChartData keys them.
 std::vector<std::string> ComparedSteps(const ReportModel& current, const ReportModel& baseline) {
   std::vector<std::string> steps;
-  if (IsProfileRun(current.run)) {
+  if (current.run.is_profile()) {
     for (const auto& [key, values] : current.charts.steady_ttft_ms)
       if (baseline.charts.steady_ttft_ms.contains(key)) steps.push_back(key);
     return steps;
@@ -159,7 +159,7 @@ RunComparison CompareRuns(const ReportModel& current, const ReportModel& baselin
       const auto a = (current.charts.*pick).find(step);
       const auto b = (baseline.charts.*pick).find(step);
       if (a == (current.charts.*pick).end() || b == (baseline.charts.*pick).end()) continue;
-      const std::string where = IsProfileRun(current.run) ? step : step + " steady";
+      const std::string where = current.run.is_profile() ? step : step + " steady";
       if (auto m = CompareLatency(std::string(metric) + " (" + where + ")", a->second, b->second))
         c.metrics.push_back(std::move(*m));
     }

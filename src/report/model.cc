@@ -292,7 +292,7 @@ Status AddCharts(store::Store& store, const store::RunInfo& run, const store::Ru
   Result<std::vector<load::RequestRecord>> records = store.ListRequests(run.id);
   if (!records.ok()) return records.status();
   const std::map<int64_t, const store::PhaseInfo*> phase_of = LivePhases(*phases);
-  AddSteadyDistributions(*records, phase_of, IsProfileRun(run), m.charts);
+  AddSteadyDistributions(*records, phase_of, run.is_profile(), m.charts);
   if (const store::StageFindings* final_stage = findings.FinalStage()) {
     AddSweep(*final_stage, m.charts);
     if (final_stage->capacity) {

@@ -41,7 +41,7 @@ Result<ShardRun> ReadShard(const std::string& given) {
   if (!runs.ok()) return runs.status();
   for (const store::RunInfo& run : *runs) {  // newest first
     ShardRun shard{.folder = given, .path = path, .run = run, .fingerprint = run.fingerprint};
-    if (run.scenario_name == "profile") {
+    if (run.is_profile()) {
       // A profile keeps its options as its config; its shard is one of them.
       shard.profile = true;
       shard.config = json::parse(run.scenario_json, nullptr, /*allow_exceptions=*/false);

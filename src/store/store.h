@@ -46,6 +46,11 @@ struct RunInfo {
   RunStatus status = RunStatus::kRunning;
   int64_t started_unix_ms = 0;
   std::optional<int64_t> finished_unix_ms;
+
+  /// A run of `stagegate profile`: its scenario_json holds the profile's options, not a scenario.
+  /// (A scenario may be named "profile"; it has a scenario file.)
+  bool is_profile() const { return scenario_name == kProfileRunName && scenario_file.empty(); }
+  static constexpr const char* kProfileRunName = "profile";
 };
 
 /// A phase's state: pending (planned), running, complete, interrupted (cut short by a stop), or

@@ -64,8 +64,13 @@ TEST_CASE("a profile run and a scenario run are never comparable", "[report][com
   store::RunInfo profile{.id = "p",
                          .scenario_name = "profile",
                          .scenario_json = json({{"url", "http://x/v1"}}).dump()};
-  CHECK(IsProfileRun(profile));
-  CHECK_FALSE(IsProfileRun(RunOf(kScenario)));
+  CHECK(profile.is_profile());
+  CHECK_FALSE(RunOf(kScenario).is_profile());
+  // A scenario may be named "profile": its scenario file tells it from one.
+  store::RunInfo named_profile = RunOf(kScenario);
+  named_profile.scenario_name = "profile";
+  named_profile.scenario_file = "scenarios/profile.yaml";
+  CHECK_FALSE(named_profile.is_profile());
   const std::vector<std::string> d = Differences(profile, RunOf(kScenario));
   REQUIRE(d.size() == 1);
   CHECK(d[0].starts_with("kind: scenario run (baseline) / profile run (this run)"));
