@@ -8,13 +8,22 @@
 #include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/endpoint_probe.h"
-#include "cli/init_files.h"
-#include "cli/init_writer.h"
 #include "cli/stored_run.h"
+#include "init/endpoint_probe.h"
+#include "init/init_files.h"
+#include "init/init_writer.h"
 #include "manifest/bundle.h"
 
 namespace stagegate::cli {
+using init::DescribeFindings;
+using init::EndpointRoot;
+using init::InitAdjustments;
+using init::InitFileList;
+using init::InitFiles;
+using init::InitRequest;
+using init::InitStageNames;
+using init::ProbeEndpoint;
+using init::WriteAllOrNothing;
 namespace {
 
 namespace fs = std::filesystem;

@@ -14,14 +14,21 @@
 #include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/k8s_manifests.h"
 #include "cli/stored_run.h"
+#include "deploy/k8s_manifests.h"
 #include "manifest/bundle.h"
 #include "scenario/shard_plan.h"
 #include "scenario/stage_requests.h"
 #include "sim/profile.h"
 
 namespace stagegate::cli {
+using deploy::BundleFile;
+using deploy::K8sManifests;
+using deploy::K8sPlan;
+using deploy::kBundleMount;
+using deploy::MergedDir;
+using deploy::Rfc3339Utc;
+using deploy::SecretEnv;
 
 namespace {
 

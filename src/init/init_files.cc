@@ -1,4 +1,4 @@
-#include "cli/init_files.h"
+#include "init/init_files.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "base/strings.h"
 
-namespace stagegate::cli {
+namespace stagegate::init {
 namespace {
 
 constexpr int64_t kMaxTokens = 256;  // manifest.sampling.max_tokens, what each request asks for
@@ -431,4 +431,4 @@ std::vector<std::string> InitAdjustments(const InitRequest& request) {
   return lines;
 }
 
-}  // namespace stagegate::cli
+}  // namespace stagegate::init

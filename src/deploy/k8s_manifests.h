@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace stagegate::cli {
+namespace stagegate::deploy {
 
 /// Where the pods find the bundle's files and write their results.
 inline constexpr const char* kBundleMount = "/work/bundle";
@@ -58,4 +58,4 @@ std::string Rfc3339Utc(int64_t unix_s);
 std::string ShardDir(int64_t k);
 std::string MergedDir();
 
-}  // namespace stagegate::cli
+}  // namespace stagegate::deploy

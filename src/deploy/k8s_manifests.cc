@@ -1,4 +1,4 @@
-#include "cli/k8s_manifests.h"
+#include "deploy/k8s_manifests.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -11,7 +11,7 @@
 #include "base/clock.h"
 #include "base/strings.h"
 
-namespace stagegate::cli {
+namespace stagegate::deploy {
 
 namespace {
 
@@ -361,4 +361,4 @@ std::string K8sManifests(const K8sPlan& plan) {
   return stream;
 }
 
-}  // namespace stagegate::cli
+}  // namespace stagegate::deploy

@@ -1,4 +1,4 @@
-#include "cli/endpoint_probe.h"
+#include "init/endpoint_probe.h"
 
 #include <algorithm>
 #include <cctype>
@@ -15,7 +15,7 @@
 #include "http/sse_parser.h"
 #include "telemetry/prometheus.h"
 
-namespace stagegate::cli {
+namespace stagegate::init {
 namespace {
 
 using json = nlohmann::json;
@@ -199,4 +199,4 @@ std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::
   return lines;
 }
 
-}  // namespace stagegate::cli
+}  // namespace stagegate::init

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace stagegate::cli {
+namespace stagegate::init {
 
 /// What one look at an OpenAI-compatible endpoint found: `stagegate init` writes its scenario to
 /// match. Each answer is absent when the probe could not tell (the server was not reached).
@@ -44,4 +44,4 @@ EndpointFindings ProbeEndpoint(const std::string& base_url, const std::string& m
 /// from the server is shown through ShownText (escaped, cut), a long model list cut too.
 std::vector<std::string> DescribeFindings(const EndpointFindings& f, const std::string& model);
 
-}  // namespace stagegate::cli
+}  // namespace stagegate::init

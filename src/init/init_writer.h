@@ -7,7 +7,7 @@
 
 #include "base/status.h"
 
-namespace stagegate::cli {
+namespace stagegate::init {
 
 /// Files to write, as (path relative to the folder, text).
 using InitFileList = std::vector<std::pair<std::string, std::string>>;
@@ -25,4 +25,4 @@ using InitFileList = std::vector<std::pair<std::string, std::string>>;
 Status WriteAllOrNothing(const std::string& dir, const InitFileList& files,
                          const std::function<Status(const std::string& staged)>& check);
 
-}  // namespace stagegate::cli
+}  // namespace stagegate::init

@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "cli/endpoint_probe.h"
+#include "init/endpoint_probe.h"
 
-namespace stagegate::cli {
+namespace stagegate::init {
 
 /// What `stagegate init` was asked for.
 struct InitRequest {
@@ -47,4 +47,4 @@ std::vector<std::pair<std::string, std::string>> InitFiles(const InitRequest& re
 /// What the findings changed in the scenario, as lines for a person ("stream: false: ...").
 std::vector<std::string> InitAdjustments(const InitRequest& request);
 
-}  // namespace stagegate::cli
+}  // namespace stagegate::init

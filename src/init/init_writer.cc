@@ -1,4 +1,4 @@
-#include "cli/init_writer.h"
+#include "init/init_writer.h"
 
 #include <stdlib.h>
 
@@ -9,7 +9,7 @@
 #include "base/files.h"
 #include "base/strings.h"
 
-namespace stagegate::cli {
+namespace stagegate::init {
 namespace {
 
 namespace fs = std::filesystem;
@@ -126,4 +126,4 @@ Status WriteAllOrNothing(const std::string& dir, const InitFileList& files,
   return Status::Ok();
 }
 
-}  // namespace stagegate::cli
+}  // namespace stagegate::init
