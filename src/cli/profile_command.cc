@@ -758,11 +758,10 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
             WriteFileAtomically(out_dir + "/server_metrics.csv", telemetry.Csv(windows));
         !written.ok())
       return fail(written, ExitCode::kRuntimeFailure);
-  if (Status marked = (*store)->SetRunStatus(
-          run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
-          WallUnixMs());
-      !marked.ok())
-    return fail(marked, ExitCode::kRuntimeFailure);
+  if (Status kept = KeepFindings(
+          **store, run_id, ProfileFindings(profile, model_, levels, sweep, search_), interrupted);
+      !kept.ok())
+    return fail(kept, ExitCode::kRuntimeFailure);
   console.Line("run " + run_id + (interrupted ? " (interrupted)" : ""));
   console.Line("wrote " + out_dir + "/profile.json, " + out_dir + "/profile.csv, " + out_dir +
                "/requests.jsonl" + (telemetry.any() ? ", " + out_dir + "/server_metrics.csv" : "") +

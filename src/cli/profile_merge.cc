@@ -54,8 +54,12 @@ scenario::LevelCriteria CriteriaOf(const json& config, const std::vector<load::S
   return criteria;
 }
 
-// Each shard's profile.json beside its store, when the shard was given as its output folder.
+// Each shard's profile.json: as its store keeps it with its findings, or (a shard stored before
+// profiles kept their findings) beside its store, when the shard was given as its output folder.
 json ShardProfile(const ShardRun& shard) {
+  const json findings = json::parse(shard.run.findings_json, nullptr, false);
+  if (findings.is_object() && findings.contains("profile") && findings["profile"].is_object())
+    return findings["profile"];
   const std::string path = shard.folder + "/profile.json";
   if (!std::filesystem::is_directory(shard.folder) || !IsRegularFile(path)) return json();
   Result<std::string> text = ReadFile(path);
@@ -176,8 +180,9 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
          {"store", shards[s].path},
          {"requests", shards[s].records.size()},
          {"clock", profiles[s].is_object() ? profiles[s].value("sharding", json()) : json()},
-         {"self_check", profiles[s].is_object() ? "from its profile.json"
-                                                : "none: give the shard's output folder"}});
+         {"self_check", profiles[s].is_object() ? "from its store"
+                                                : "none: a shard stored before profiles kept "
+                                                  "their findings; give its output folder"}});
   profile["sharding"] = {{"merged_shards", shards.size()},
                          {"start_at_unix_ms", config.value("start_at_unix_ms", json())},
                          {"shards", shard_list},
@@ -189,11 +194,11 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
   Result<std::vector<std::string>> written =
       WriteProfileOutputs(out_dir, profile, levels, merged->records, slos, nullptr, wall_origin_ns);
   if (!written.ok()) return Fail(console, "merge", written.status());
-  if (Status marked = store.SetRunStatus(
-          run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
-          WallUnixMs());
-      !marked.ok())
-    return Fail(console, "merge", marked);
+  if (Status kept = KeepFindings(
+          store, run_id, ProfileFindings(profile, config.value("model", ""), levels, sweep, false),
+          interrupted);
+      !kept.ok())
+    return Fail(console, "merge", kept);
   console.Line("profile " + run_id + ": " + std::to_string(shards.size()) + " shards, " +
                std::to_string(merged->records.size()) + " requests; store " + global.db_path);
   console.Line(out_dir + "/profile.json");

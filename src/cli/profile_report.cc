@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "base/clock.h"
 #include "base/files.h"
 #include "base/strings.h"
 #include "base/version.h"
 #include "cli/run_support.h"
 #include "console/console.h"
 #include "scenario/client_check.h"
+#include "scenario/runner.h"
 
 namespace stagegate::cli {
 namespace {
@@ -51,7 +53,62 @@ void CheckClient(ProfileLevel& level, std::span<const load::RequestRecord> recor
                               .max_worker_busy = level.max_worker_busy,
                               .receive_times = level.receive_times,
                               .receive = level.receive}))
-    level.self_check_warnings.push_back(std::move(warning));
+    level.client_warnings.push_back(std::move(warning));
+  level.self_check_warnings.insert(level.self_check_warnings.end(), level.client_warnings.begin(),
+                                   level.client_warnings.end());
+}
+
+nlohmann::json ProfileFindings(const nlohmann::json& profile, const std::string& model,
+                               const std::vector<ProfileLevel>& levels,
+                               const std::optional<scenario::SweepResult>& sweep, bool search) {
+  scenario::StageResult stage{.name = "profile"};
+  bool interrupted = false;
+  for (const ProfileLevel& level : levels) {
+    scenario::StepResult step{.stage = "profile",
+                              .metrics = level.metrics,
+                              .judged = true,
+                              .interrupted = level.interrupted,
+                              .started_ns = level.started_ns,
+                              .ended_ns = level.ended_ns,
+                              .client_cpu_s = level.client_cpu_s,
+                              .receive = level.receive,
+                              .start_lag_ns = level.start_lag_ns,
+                              .level = level.judgement,
+                              .sessions = level.sessions,
+                              .client_warnings = level.client_warnings};
+    const bool trace = level.kind == "trace";
+    step.step.kind = trace ? manifest::PhaseKind::kSteady : manifest::PhaseKind::kSweep;
+    if (!trace) step.step.level = level.value;
+    step.step.closed_loop = level.kind == "concurrency";
+    step.step.offered_rate = level.offered_rate;
+    if (level.judgement) step.checks = level.judgement->checks;
+    stage.sweep_took_s += level.wall_s;
+    interrupted = interrupted || level.interrupted;
+    stage.steps.push_back(std::move(step));
+  }
+  if (sweep) {
+    stage.capacity = sweep->finding;
+    stage.sweep_levels = sweep->outcomes;
+    stage.sweep_search = search;
+  }
+  manifest::Bundle bundle;
+  bundle.scenario.name = "profile";
+  bundle.scenario.manifest.model = model;
+  const scenario::RunReport report{.run_id = profile.value("run_id", ""),
+                                   .interrupted = interrupted,
+                                   .stages = {std::move(stage)}};
+  nlohmann::json findings = scenario::RunJson(bundle, profile.value("fingerprint", ""), report);
+  findings["profile"] = profile;
+  return findings;
+}
+
+Status KeepFindings(store::Store& store, const std::string& run_id, const nlohmann::json& findings,
+                    bool interrupted) {
+  SG_RETURN_IF_ERROR(store.SetRunFindings(
+      run_id, findings.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  return store.SetRunStatus(
+      run_id, interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
+      WallUnixMs());
 }
 
 std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels) {

@@ -13,6 +13,7 @@
 #include "load/synthetic.h"
 #include "scenario/capacity_search.h"
 #include "scenario/level_judge.h"
+#include "store/store.h"
 
 namespace stagegate::cli {
 
@@ -34,6 +35,7 @@ struct ProfileLevel {
   load::ReceiveStats receive;  // how arrivals were stamped, and the client's read delays
   int64_t start_lag_ns = 0;    // in shards: how late it started against its planned offset
   std::vector<std::string> self_check_warnings;
+  std::vector<std::string> client_warnings;  // those of the self-check warnings CheckClient gave
   /// The level judged: its SLOs as thresholds, whether it was sustained, whether it could tell.
   std::optional<scenario::LevelJudgement> judgement;
   size_t first_record = 0, record_count = 0;     // where its records are among the profile's
@@ -58,6 +60,18 @@ std::optional<std::string> TokenizerCheck(std::span<const load::RequestRecord> r
 std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels);
 /// The self-check lines of a level.
 std::vector<std::string> SelfCheckLines(const ProfileLevel& level);
+
+/// The profile's findings as the store keeps every run's (run.json's schema, docs/formats.md):
+/// one stage "profile" whose steps are its levels (a sweep level each, a trace a steady step) and
+/// whose capacity is the sweep's, with `profile` (profile.json) under "profile". Report, compare
+/// and merge read a profile run from these alone.
+nlohmann::json ProfileFindings(const nlohmann::json& profile, const std::string& model,
+                               const std::vector<ProfileLevel>& levels,
+                               const std::optional<scenario::SweepResult>& sweep, bool search);
+
+/// Keeps `findings` (ProfileFindings) with the run and marks it complete or interrupted.
+Status KeepFindings(store::Store& store, const std::string& run_id, const nlohmann::json& findings,
+                    bool interrupted);
 
 /// profile.json: the configuration, its fingerprint, and per level the metrics and self-check.
 nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fingerprint,

@@ -115,7 +115,12 @@ class ReportCommand : public Command {
     Result<report::ReportModel> model =
         BuildRunReport(*opened->store, opened->run, bundle ? &*bundle : nullptr);
     if (!model.ok()) return Fail(console, "report", model.status());
-    if (!bundle) model->notes.push_back("automated checks not run: " + problem);
+    if (!bundle)
+      model->notes.push_back("automated checks not run: " +
+                             (opened->run.is_profile()
+                                  ? std::string("a profile run keeps no scenario or corpus to "
+                                                "check its answers against")
+                                  : problem));
     if (!baseline_.empty()) {
       Result<std::optional<store::RunInfo>> found = opened->store->FindRun(baseline_);
       if (!found.ok()) return Fail(console, "report", found.status());

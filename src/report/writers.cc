@@ -98,6 +98,7 @@ std::string MarkdownText(std::string text) {
 }
 
 constexpr const char* kScopeTitle = "Thresholds by kind of task (final stage)";
+constexpr const char* kLevelTitle = "Sweep levels (final stage)";
 
 // The responsiveness table of the stages, a header row first, as plain text for either format.
 std::vector<std::vector<std::string>> StageTable(const store::RunFindings& findings) {
@@ -140,6 +141,28 @@ std::vector<std::vector<std::string>> TurnTable(const store::RunFindings& findin
                                               std::to_string(step.sessions->started)
                                         : ""});
     }
+  return table;
+}
+
+// The final stage's sweep, a level a row in the order they ran, a header row first; only the
+// header when it had no sweep.
+std::vector<std::vector<std::string>> LevelTable(const store::RunFindings& findings) {
+  std::vector<std::vector<std::string>> table = {
+      {"level", "sent", "completed (req/s)", "ttft p95 (ms)", "e2e p95 (ms)", "verdict", "why"}};
+  const store::StageFindings* stage = findings.FinalStage();
+  if (!stage) return table;
+  for (const store::StepFindings& step : stage->steps) {
+    if (step.phase != "sweep" || !step.level) continue;
+    const std::optional<double> completed =
+        step.judgement ? step.judgement->completed_rate : std::nullopt;
+    const std::string verdict = step.judgement ? step.judgement->verdict : "-";
+    std::string why = step.judgement ? step.judgement->reason : "";
+    if (why.starts_with(verdict + ": ")) why.erase(0, verdict.size() + 2);
+    table.push_back({FormatNumber(*step.level) + " " + step.level_unit,
+                     std::to_string(step.Requests("sent")),
+                     completed ? FormatNumber(*completed, 2) : "-", Ms(&step, "ttft_ms", "p95"),
+                     Ms(&step, "e2e_ms", "p95"), verdict, why});
+  }
   return table;
 }
 
@@ -281,6 +304,8 @@ std::string HtmlStageTable(const ReportModel& m) {
   if (const std::optional<std::string> finding = CapacityFinding(m))
     out += "<p>Where acceptable responsiveness ends: <strong>" + E(*finding) + "</strong>.</p>\n";
   if (m.saturation) out += "<p>What saturated first: " + E(m.saturation->sentence) + ".</p>\n";
+  if (const auto levels = LevelTable(m.findings); levels.size() > 1)
+    out += "<h3>" + std::string(kLevelTitle) + "</h3>\n" + HtmlTable(levels);
   if (const auto scopes = ScopeTable(m.findings); scopes.size() > 1)
     out += "<h3>" + std::string(kScopeTitle) + "</h3>\n" + HtmlTable(scopes);
   const std::vector<std::vector<std::string>> turns = TurnTable(m.findings);
@@ -595,6 +620,8 @@ std::string ReportMarkdown(const ReportModel& m) {
         out += "\nWhere acceptable responsiveness ends: " + MarkdownText(*finding) + ".\n";
       if (m.saturation)
         out += "\nWhat saturated first: " + MarkdownText(m.saturation->sentence) + ".\n";
+      if (const auto levels = LevelTable(m.findings); levels.size() > 1)
+        out += "\n### " + std::string(kLevelTitle) + "\n\n" + MarkdownTable(levels);
       if (const auto scopes = ScopeTable(m.findings); scopes.size() > 1)
         out += "\n### " + std::string(kScopeTitle) + "\n\n" + MarkdownTable(scopes);
       const std::vector<std::vector<std::string>> turns = TurnTable(m.findings);
