@@ -238,8 +238,10 @@ TEST_CASE("a run that passes everything, scored by reviewers, is ready",
   CHECK(md.find("**Verdict: ready**") != std::string::npos);
   CHECK(md.find("## Support triage\n\n| class | requests | share |") != std::string::npos);
   CHECK(md.find("Where acceptable responsiveness ends: sustained ") != std::string::npos);
+  // (A client that fell behind at 100 req/s, on a busy machine, adds that it may have limited
+  // that level: the client check.)
   CHECK(md.find("; thresholds hold up to 8 req/s and fail at 100 req/s (completion rate &gt;= "
-                "0.9).") != std::string::npos);
+                "0.9)") != std::string::npos);
   const std::string html = testing::ReadText(dir / "report/report.html");
   // The CDF, latency and goodput against load, the timeline pair, the server's view (running and
   // waiting; its KV cache), the scores.
