@@ -66,6 +66,22 @@ json ShardProfile(const ShardRun& shard) {
   return text.ok() ? json::parse(*text, nullptr, false) : json();
 }
 
+// Each shard's run, store, requests and clock, and where its client self-check came from.
+json ShardList(const std::vector<ShardRun>& shards, const std::vector<json>& profiles) {
+  json shard_list = json::array();
+  for (size_t s = 0; s < shards.size(); ++s)
+    shard_list.push_back(
+        {{"shard", load::FormatShard(shards[s].settings.shard)},
+         {"run_id", shards[s].run.id},
+         {"store", shards[s].path},
+         {"requests", shards[s].records.size()},
+         {"clock", profiles[s].is_object() ? profiles[s].value("sharding", json()) : json()},
+         {"self_check", profiles[s].is_object() ? "from its store"
+                                                : "none: a shard stored before profiles kept "
+                                                  "their findings; give its output folder"}});
+  return shard_list;
+}
+
 }  // namespace
 
 ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOptions& global,
@@ -172,17 +188,7 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
     console.Line(line);
   json profile = ProfileJson(config, fingerprint, run_id, levels, interrupted);
   if (sweep) profile["capacity"] = scenario::CapacityJson(*sweep, closed_loop, false);
-  json shard_list = json::array();
-  for (size_t s = 0; s < shards.size(); ++s)
-    shard_list.push_back(
-        {{"shard", load::FormatShard(shards[s].settings.shard)},
-         {"run_id", shards[s].run.id},
-         {"store", shards[s].path},
-         {"requests", shards[s].records.size()},
-         {"clock", profiles[s].is_object() ? profiles[s].value("sharding", json()) : json()},
-         {"self_check", profiles[s].is_object() ? "from its store"
-                                                : "none: a shard stored before profiles kept "
-                                                  "their findings; give its output folder"}});
+  const json shard_list = ShardList(shards, profiles);
   profile["sharding"] = {{"merged_shards", shards.size()},
                          {"start_at_unix_ms", config.value("start_at_unix_ms", json())},
                          {"shards", shard_list},

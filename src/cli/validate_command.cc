@@ -114,21 +114,8 @@ int TasksSent(const Corpus* corpus, const EffectiveStage& stage) {
   return count;
 }
 
-void PrintSummary(console::Console& out, const Bundle& bundle, const Fingerprint& fingerprint) {
-  const Scenario& s = bundle.scenario;
-  const Corpus* corpus = bundle.corpus ? &*bundle.corpus : nullptr;
-  out.Line("scenario     " + s.name + " (" + s.file + "), seed " + std::to_string(s.seed));
-  out.Line("manifest     model " + s.manifest.model + " " + s.manifest.model_version +
-           (s.manifest.hardware.empty() ? "" : "; hardware " + s.manifest.hardware) +
-           (s.manifest.serving_stack.empty() ? "" : "; serving " + s.manifest.serving_stack));
-  const Target& t = s.target;
-  out.Line("target       " + std::string(NameOf(t.kind, kTargetKindNames)) +
-           (t.kind == TargetKind::kSim ? " (profile " + t.sim_profile + ")"
-                                       : " " + UrlWithoutUserinfo(t.base_url)) +
-           ", model " + t.model + ", " + NameOf(t.endpoint, kEndpointNames) + ", " +
-           (t.stream ? "streaming" : "not streaming (no TTFT or ITL can be measured)"));
-  std::vector<EffectiveStage> stages = EffectiveStages(s);
-  if (corpus) PrintCorpus(out, *corpus);
+// The scenario's input (synthetic, trace, sessions, shared prefixes) and how its client reads.
+void PrintInput(console::Console& out, const Scenario& s) {
   const auto spread = [](const TokenDistribution& d) {
     return FormatNumber(d.mean) + " ± " + FormatNumber(d.std);
   };
@@ -150,6 +137,33 @@ void PrintSummary(console::Console& out, const Bundle& bundle, const Fingerprint
     line += ", think time " + spread(sessions->think_ms) + " ms; requests count sessions";
     out.Line(line);
   }
+  if (const std::optional<SharedPrefixSpec>& prefix = s.input.shared_prefix)
+    out.Line("prefixes     " + std::to_string(prefix->count) + " shared prefixes of " +
+             std::to_string(prefix->tokens) + " tokens, starting " +
+             FormatNumber(prefix->share * 100) + "% of the prompts");
+  if (s.client != ClientSettings{})
+    out.Line(std::string("client       ") + (s.client.busy_poll ? "busy polling, " : "") +
+             "arrivals stamped " +
+             (s.client.receive_times == ReceiveTimes::kRead ? "when read"
+                                                            : "by the kernel's receive time"));
+}
+
+void PrintSummary(console::Console& out, const Bundle& bundle, const Fingerprint& fingerprint) {
+  const Scenario& s = bundle.scenario;
+  const Corpus* corpus = bundle.corpus ? &*bundle.corpus : nullptr;
+  out.Line("scenario     " + s.name + " (" + s.file + "), seed " + std::to_string(s.seed));
+  out.Line("manifest     model " + s.manifest.model + " " + s.manifest.model_version +
+           (s.manifest.hardware.empty() ? "" : "; hardware " + s.manifest.hardware) +
+           (s.manifest.serving_stack.empty() ? "" : "; serving " + s.manifest.serving_stack));
+  const Target& t = s.target;
+  out.Line("target       " + std::string(NameOf(t.kind, kTargetKindNames)) +
+           (t.kind == TargetKind::kSim ? " (profile " + t.sim_profile + ")"
+                                       : " " + UrlWithoutUserinfo(t.base_url)) +
+           ", model " + t.model + ", " + NameOf(t.endpoint, kEndpointNames) + ", " +
+           (t.stream ? "streaming" : "not streaming (no TTFT or ITL can be measured)"));
+  std::vector<EffectiveStage> stages = EffectiveStages(s);
+  if (corpus) PrintCorpus(out, *corpus);
+  PrintInput(out, s);
   if (bundle.rubric) {
     std::vector<std::string> criteria;
     for (const Criterion& c : bundle.rubric->criteria)

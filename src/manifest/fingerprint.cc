@@ -195,6 +195,28 @@ json QualityJson(const QualityThresholds& q) {
           {"hard_criteria", hard}};
 }
 
+// The scenario's input: its source and what the source needs.
+json InputJson(const Scenario& s) {
+  json input = {{"source", NameOf(s.input.source, kInputSourceNames)},
+                {"input_tokens", TokensJson(s.input.input_tokens)},
+                {"output_tokens", TokensJson(s.input.output_tokens)},
+                {"extra_body", s.input.extra_body}};
+  // Only a dataset input has the key, so that other scenarios keep their fingerprints.
+  if (s.input.source == InputSource::kDataset) input["dataset"] = DatasetJson(s.input);
+  if (s.input.source == InputSource::kTrace)
+    input["trace"] = {{"sha256", FileSha256(s.input.trace)},
+                      {"block_tokens", s.input.block_tokens}};
+  if (!s.input.tokenizer.empty()) input["tokenizer"] = {{"sha256", FileSha256(s.input.tokenizer)}};
+  if (const std::optional<SharedPrefixSpec>& prefix = s.input.shared_prefix)
+    input["shared_prefix"] = {
+        {"count", prefix->count}, {"tokens", prefix->tokens}, {"share", prefix->share}};
+  if (const std::optional<SessionSpec>& sessions = s.input.sessions)
+    input["sessions"] = {{"turns", TokensJson(sessions->turns)},
+                         {"think_ms", TokensJson(sessions->think_ms)},
+                         {"follow_up_tokens", TokensJson(sessions->follow_up_tokens)}};
+  return input;
+}
+
 }  // namespace
 
 json CanonicalCorpus(const Corpus& corpus) {
@@ -312,20 +334,7 @@ json CanonicalScenario(const Bundle& bundle) {
                   {{"connect_ms", t.timeouts.connect_ms},
                    {"first_token_ms", t.timeouts.first_token_ms},
                    {"total_ms", t.timeouts.total_ms}}}};
-  json input = {{"source", NameOf(s.input.source, kInputSourceNames)},
-                {"input_tokens", TokensJson(s.input.input_tokens)},
-                {"output_tokens", TokensJson(s.input.output_tokens)},
-                {"extra_body", s.input.extra_body}};
-  // Only a dataset input has the key, so that other scenarios keep their fingerprints.
-  if (s.input.source == InputSource::kDataset) input["dataset"] = DatasetJson(s.input);
-  if (s.input.source == InputSource::kTrace)
-    input["trace"] = {{"sha256", FileSha256(s.input.trace)},
-                      {"block_tokens", s.input.block_tokens}};
-  if (!s.input.tokenizer.empty()) input["tokenizer"] = {{"sha256", FileSha256(s.input.tokenizer)}};
-  if (const std::optional<SessionSpec>& sessions = s.input.sessions)
-    input["sessions"] = {{"turns", TokensJson(sessions->turns)},
-                         {"think_ms", TokensJson(sessions->think_ms)},
-                         {"follow_up_tokens", TokensJson(sessions->follow_up_tokens)}};
+  const json input = InputJson(s);
   json canonical = {
       {"format", 1},
       {"name", s.name},
@@ -366,6 +375,11 @@ json CanonicalScenario(const Bundle& bundle) {
     canonical[kDecisionsKey] = {{"owners", s.decisions.owners},
                                 {"require_signoff", s.decisions.require_signoff}};
   if (s.slice_s) canonical[kSliceKey] = *s.slice_s;
+  // Only a scenario that changes how the client reads has the key, so that others keep their
+  // fingerprints. Read stamps change what every latency holds.
+  if (s.client != ClientSettings{})
+    canonical["client"] = {{"busy_poll", s.client.busy_poll},
+                           {"receive_times", NameOf(s.client.receive_times, kReceiveTimesNames)}};
   // Only a scenario with a cost section has the key, which the fingerprint leaves out anyway.
   if (const std::optional<Cost>& cost = s.cost)
     canonical[kCostKey] = {{"price_per_hour", cost->price_per_hour},

@@ -135,6 +135,15 @@ struct SessionSpec {
   std::optional<TokenDistribution> follow_up_tokens;  // synthetic: as input_tokens without it
 };
 
+/// Synthetic prompts that start alike, as a long system prompt or a shared document makes them
+/// (`input.shared_prefix`, `profile --shared-prefix`): `count` prefixes of `tokens` tokens, one of
+/// which starts each of a `share` of the requests.
+struct SharedPrefixSpec {
+  int64_t count = 1;
+  int64_t tokens = 1;
+  double share = 1;
+};
+
 struct InputSpec {
   InputSource source = InputSource::kCorpus;
   std::optional<TokenDistribution> input_tokens;
@@ -153,6 +162,7 @@ struct InputSpec {
   /// lengths and counts where the server gives none; empty: counts are estimated.
   PathRef tokenizer;
   std::optional<SessionSpec> sessions;
+  std::optional<SharedPrefixSpec> shared_prefix;  // source synthetic only
 };
 
 enum class LatencyMetric { kTtft, kTtst, kItl, kTpot, kE2e, kCorrected, kScheduleLag };
@@ -304,6 +314,18 @@ struct Cost {
   std::string source;  // where the price comes from
 };
 
+/// When an answer's bytes arrived: the kernel's receive time of the read that brought them, or
+/// when the client read them (load::ReceiveTimes).
+enum class ReceiveTimes { kKernel, kRead };
+
+/// How the load generator reads answers (`client:`; `profile --busy-poll`, `--receive-times`).
+struct ClientSettings {
+  bool busy_poll = false;  // workers poll their sockets without sleeping, a core each
+  ReceiveTimes receive_times = ReceiveTimes::kKernel;
+
+  bool operator==(const ClientSettings&) const = default;
+};
+
 /// A loaded scenario: every default applied, every path resolved against the scenario's folder.
 struct Scenario {
   std::string file;  // as the user named it
@@ -330,6 +352,7 @@ struct Scenario {
   /// Seconds of each time slice of every step's metrics in run.json, and of the report's
   /// timeline; unset: no slices, and the timeline by the second.
   std::optional<double> slice_s;
+  ClientSettings client;
 
   const LoadPhase* FindPhase(PhaseKind kind) const;
 };
@@ -403,6 +426,9 @@ inline constexpr EnumName<OnStageFailure> kOnStageFailureNames[] = {
     {OnStageFailure::kContinue, "continue"}, {OnStageFailure::kStop, "stop"}};
 inline constexpr EnumName<CostPer> kCostPerNames[] = {{CostPer::kInstance, "instance"},
                                                       {CostPer::kGpu, "gpu"}};
+inline constexpr EnumName<ReceiveTimes> kReceiveTimesNames[] = {{ReceiveTimes::kKernel, "kernel"},
+                                                                {ReceiveTimes::kRead, "read"}};
+
 inline constexpr EnumName<GpuTelemetry> kGpuTelemetryNames[] = {
     {GpuTelemetry::kAuto, "auto"}, {GpuTelemetry::kOff, "off"}, {GpuTelemetry::kDcgm, "dcgm"}};
 

@@ -308,6 +308,21 @@ void ReadDatasetInput(MapReader& map, InputSpec& input) {
                                    (key == std::string("path") ? " or trace" : ""));
 }
 
+// input.shared_prefix: {count, tokens, share}, of a synthetic source.
+std::optional<SharedPrefixSpec> ReadSharedPrefix(const YamlFile& file, const YAML::Node& node,
+                                                 InputSource source) {
+  MapReader map(file, node, "shared_prefix");
+  if (!map.valid()) return std::nullopt;
+  if (source != InputSource::kSynthetic)
+    file.Error(node, "'shared_prefix' applies only to source synthetic");
+  SharedPrefixSpec spec;
+  spec.count = map.Integer("count", Need::kRequired, {.min = 1, .max = 1e6}).value_or(1);
+  spec.tokens = map.Integer("tokens", Need::kRequired, {.min = 1, .max = 1e6}).value_or(1);
+  spec.share = map.Number("share", Need::kOptional, {.min = 0, .max = 1}).value_or(1);
+  map.Finish();
+  return spec;
+}
+
 InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
   InputSpec input;
   MapReader map(file, node, "input");
@@ -329,6 +344,8 @@ InputSpec ReadInput(const YamlFile& file, const YAML::Node& node) {
   input.tokenizer = ReadPath(map, "tokenizer");
   YAML::Node sessions = map.Get("sessions");
   if (sessions.IsDefined()) input.sessions = ReadSessions(file, sessions, input.source);
+  YAML::Node prefix = map.Get("shared_prefix");
+  if (prefix.IsDefined()) input.shared_prefix = ReadSharedPrefix(file, prefix, input.source);
   YAML::Node extra = map.Get("extra_body");
   if (extra.IsDefined()) {
     if (!extra.IsMap())
@@ -538,6 +555,16 @@ Telemetry ReadTelemetry(const YamlFile& file, const YAML::Node& node) {
   return telemetry;
 }
 
+ClientSettings ReadClient(const YamlFile& file, const YAML::Node& node) {
+  ClientSettings client;
+  MapReader map(file, node, "client");
+  client.busy_poll = map.Bool("busy_poll").value_or(false);
+  client.receive_times =
+      map.Enum("receive_times", kReceiveTimesNames).value_or(ReceiveTimes::kKernel);
+  map.Finish();
+  return client;
+}
+
 Decisions ReadDecisions(const YamlFile& file, const YAML::Node& node) {
   Decisions decisions{.present = true, .pos = file.Pos(node)};
   MapReader map(file, node, "decisions");
@@ -566,6 +593,31 @@ Decisions ReadDecisions(const YamlFile& file, const YAML::Node& node) {
                                     condition + " decision in 'owners'");
   map.Finish();
   return decisions;
+}
+
+// The scenario's optional sections, each at its default when absent.
+void ReadOptionalSections(const YamlFile& file, MapReader& map, Scenario& scenario) {
+  YAML::Node quality = map.Get("quality");
+  if (quality.IsDefined()) scenario.quality = ReadQuality(file, quality);
+  YAML::Node recovery = map.Get("recovery");
+  if (recovery.IsDefined()) scenario.recovery = ReadRecovery(file, recovery);
+  YAML::Node faults = map.Get("faults");
+  if (faults.IsDefined()) scenario.faults = ReadFaults(file, faults);
+  scenario.on_stage_failure =
+      map.Enum("on_stage_failure", kOnStageFailureNames).value_or(OnStageFailure::kContinue);
+  YAML::Node triage = map.Get("triage");
+  if (triage.IsDefined()) scenario.triage = ReadTriage(file, triage);
+  ApplyDefaultWording(scenario.triage, scenario.faults);
+  YAML::Node telemetry = map.Get("telemetry");
+  if (telemetry.IsDefined()) scenario.telemetry = ReadTelemetry(file, telemetry);
+  YAML::Node decisions = map.Get("decisions");
+  if (decisions.IsDefined()) scenario.decisions = ReadDecisions(file, decisions);
+  YAML::Node cost = map.Get("cost");
+  if (cost.IsDefined()) scenario.cost = ReadCost(file, cost);
+  YAML::Node client = map.Get("client");
+  if (client.IsDefined()) scenario.client = ReadClient(file, client);
+  scenario.baseline = map.String("baseline").value_or("");
+  scenario.slice_s = map.Number("slice_s", Need::kOptional, {.min = 0.01, .max = 3600});
 }
 
 }  // namespace
@@ -615,25 +667,7 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
     scenario.stages = ReadStages(file, stages, scenario.phases, header_positions);
   YAML::Node thresholds = map.Get("thresholds", Need::kRequired);
   if (thresholds.IsDefined()) scenario.thresholds = ReadThresholds(file, thresholds);
-  YAML::Node quality = map.Get("quality");
-  if (quality.IsDefined()) scenario.quality = ReadQuality(file, quality);
-  YAML::Node recovery = map.Get("recovery");
-  if (recovery.IsDefined()) scenario.recovery = ReadRecovery(file, recovery);
-  YAML::Node faults = map.Get("faults");
-  if (faults.IsDefined()) scenario.faults = ReadFaults(file, faults);
-  scenario.on_stage_failure =
-      map.Enum("on_stage_failure", kOnStageFailureNames).value_or(OnStageFailure::kContinue);
-  YAML::Node triage = map.Get("triage");
-  if (triage.IsDefined()) scenario.triage = ReadTriage(file, triage);
-  ApplyDefaultWording(scenario.triage, scenario.faults);
-  YAML::Node telemetry = map.Get("telemetry");
-  if (telemetry.IsDefined()) scenario.telemetry = ReadTelemetry(file, telemetry);
-  YAML::Node decisions = map.Get("decisions");
-  if (decisions.IsDefined()) scenario.decisions = ReadDecisions(file, decisions);
-  YAML::Node cost = map.Get("cost");
-  if (cost.IsDefined()) scenario.cost = ReadCost(file, cost);
-  scenario.baseline = map.String("baseline").value_or("");
-  scenario.slice_s = map.Number("slice_s", Need::kOptional, {.min = 0.01, .max = 3600});
+  ReadOptionalSections(file, map, scenario);
   map.Finish();
 
   bool needs_corpus = scenario.input.source == InputSource::kCorpus ||
@@ -654,7 +688,7 @@ std::optional<Scenario> ReadScenario(const std::string& path, Diagnostics& diagn
     file.Error(scenario.input.sessions->pos,
                "'sessions' carry a conversation: they need the target's chat endpoint");
   CheckAuthorizationHeaders(file, scenario, header_positions);
-  if (quality.IsDefined() && scenario.rubric.empty())
+  if (map.Get("quality").IsDefined() && scenario.rubric.empty())
     file.Error(map.pos(), "scenario: 'rubric' is required when 'quality' is given");
 
   return scenario;

@@ -34,6 +34,11 @@ json StepJson(const StepResult& s) {
   // latencies, but a large one says the client was busy.
   const std::optional<double> read_p99 = s.receive.ReadDelayQuantileUs(0.99);
   out["client_read_delay_p99_us"] = read_p99 ? json(*read_p99) : json(nullptr);
+  // When an answer's bytes count as arrived (the scenario's client settings): what every latency
+  // of the step holds.
+  out["receive_times"] =
+      s.step.options.receive_times == load::ReceiveTimes::kRead ? "read" : "kernel";
+  out["busy_poll"] = s.step.options.busy_poll;
   out["kernel_stamped_reads"] = s.receive.kernel_stamped;
   out["client_stamped_reads"] = s.receive.client_stamped;
   out.update(load::MetricsToJson(s.metrics));

@@ -354,6 +354,11 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
     SG_RETURN_IF_ERROR(store_.SetPhaseStatus(stored->id, store::PhaseStatus::kSuperseded));
   }
   step.options.response_memory_bytes = settings_.response_memory_bytes;
+  step.options.busy_poll = bundle_.scenario.client.busy_poll;
+  step.options.receive_times =
+      bundle_.scenario.client.receive_times == manifest::ReceiveTimes::kRead
+          ? load::ReceiveTimes::kRead
+          : load::ReceiveTimes::kKernel;
   json config = {
       {"closed_loop", step.closed_loop},
       {"offered_rate", step.offered_rate ? json(*step.offered_rate) : json(nullptr)},

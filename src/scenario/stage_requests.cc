@@ -10,6 +10,22 @@
 namespace stagegate::scenario {
 namespace {
 
+// A synthetic source's prompts: their lengths, seed and shared prefixes.
+load::SyntheticOptions SyntheticOf(const manifest::Scenario& scenario,
+                                   const tokenize::Tokenizer* tokenizer) {
+  const manifest::TokenDistribution in =
+      scenario.input.input_tokens.value_or(manifest::TokenDistribution{550, 0});
+  const manifest::TokenDistribution out =
+      scenario.input.output_tokens.value_or(manifest::TokenDistribution{128, 0});
+  load::SyntheticOptions options{.input_tokens = {in.mean, in.std},
+                                 .output_tokens = {out.mean, out.std},
+                                 .seed = scenario.seed,
+                                 .tokenizer = tokenizer};
+  if (const std::optional<manifest::SharedPrefixSpec>& prefix = scenario.input.shared_prefix)
+    options.prefixes = {.count = prefix->count, .tokens = prefix->tokens, .share = prefix->share};
+  return options;
+}
+
 using json = nlohmann::json;
 
 json ToolsJson(const manifest::Corpus& corpus) {
@@ -180,14 +196,7 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
     return requests;
   }
   if (scenario.input.source == manifest::InputSource::kSynthetic) {
-    const manifest::TokenDistribution in =
-        scenario.input.input_tokens.value_or(manifest::TokenDistribution{550, 0});
-    const manifest::TokenDistribution out =
-        scenario.input.output_tokens.value_or(manifest::TokenDistribution{128, 0});
-    requests.synthetic_ = load::SyntheticOptions{.input_tokens = {in.mean, in.std},
-                                                 .output_tokens = {out.mean, out.std},
-                                                 .seed = scenario.seed,
-                                                 .tokenizer = requests.tokenizer_};
+    requests.synthetic_ = SyntheticOf(scenario, requests.tokenizer_);
     return requests;
   }
   if (!bundle.corpus)
