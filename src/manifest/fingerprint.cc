@@ -390,26 +390,26 @@ json CanonicalScenario(const Bundle& bundle) {
   return canonical;
 }
 
+std::string FingerprintOf(json canonical, std::initializer_list<const char*> left_out) {
+  if (canonical.is_object())  // a store's, read back: whatever it holds
+    for (const char* key : left_out)
+      canonical.erase(key);
+  return Sha256Hex(canonical.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
 Fingerprint ComputeFingerprint(const Bundle& bundle) {
-  json canonical = CanonicalScenario(bundle);
-  // What the test cost and who decides are kept with the run but are part of the decision, not
-  // of the measurement: two runs that differ only in them are comparable.
-  canonical.erase(kCostKey);
-  canonical.erase(kDecisionsKey);
-  canonical.erase(kSliceKey);
+  const json canonical = CanonicalScenario(bundle);
   Fingerprint fingerprint;
-  fingerprint.value = Sha256Hex(canonical.dump());
+  // What the test cost, who decides and how its figures are sliced are kept with the run but are
+  // not part of what it measured: two runs that differ only in them are comparable.
+  fingerprint.value = FingerprintOf(canonical, {kCostKey, kDecisionsKey, kSliceKey});
   if (!canonical["corpus"].is_null()) fingerprint.corpus_sha = canonical["corpus"]["sha256"];
   if (!canonical["rubric"].is_null()) fingerprint.rubric_sha = canonical["rubric"]["sha256"];
   return fingerprint;
 }
 
 std::string ProfileFingerprint(const nlohmann::json& config) {
-  nlohmann::json options = config;
-  if (options.is_object())  // a store's, read back: whatever it holds
-    for (const char* split : {"shard", "start_at_unix_ms", "merged_shards"})
-      options.erase(split);
-  return Sha256Hex(options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return FingerprintOf(config, {"shard", "start_at_unix_ms", "merged_shards"});
 }
 
 }  // namespace stagegate::manifest

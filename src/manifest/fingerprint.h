@@ -1,5 +1,6 @@
 #pragma once
 
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -26,9 +27,13 @@ inline constexpr const char* kDecisionsKey = "decisions";
 /// The time slices' length, when given: how the figures are cut, not what was measured.
 inline constexpr const char* kSliceKey = "slice_s";
 
+/// The one rule of every run's fingerprint: the sha256 of `canonical`'s compact dump (text that is
+/// not UTF-8 replaced), without the top-level keys `left_out` (what is kept with a run but is not
+/// part of what it measured).
+std::string FingerprintOf(nlohmann::json canonical, std::initializer_list<const char*> left_out);
+
 struct Fingerprint {
-  std::string
-      value;  // sha256 of CanonicalScenario(bundle).dump() without kCostKey and kDecisionsKey
+  std::string value;  // FingerprintOf(CanonicalScenario(bundle)), without cost, decisions, slices
   std::string corpus_sha;  // "" without a corpus
   std::string rubric_sha;  // "" without a rubric
 };
@@ -36,7 +41,7 @@ struct Fingerprint {
 /// Identifies a configuration: two runs are comparable only when their fingerprints match.
 Fingerprint ComputeFingerprint(const Bundle& bundle);
 
-/// A profile's fingerprint: sha256 of its options (`config`, as profile.json's "config" holds
+/// A profile's fingerprint: FingerprintOf its options (`config`, as profile.json's "config" holds
 /// them) but for how the work was split among shards and when it started ("shard",
 /// "start_at_unix_ms", "merged_shards"), which a scenario run keeps in its settings, outside its
 /// fingerprint. A profile run whole, each of its shards and their merge have one fingerprint.
