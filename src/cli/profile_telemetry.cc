@@ -51,54 +51,27 @@ std::vector<std::string> CheckTelemetryOptions(const ProfileTelemetryOptions& op
   return problems;
 }
 
-ProfileTelemetry::ProfileTelemetry(const ProfileTelemetryOptions& options, int64_t origin_ns,
-                                   std::vector<std::string>& notes) {
-  const auto add = [&](std::string source, std::string url,
-                       std::unique_ptr<telemetry::Scraper> scraper) {
-    sources_.push_back({std::move(source), std::move(url), std::move(scraper), {}});
-    sources_.back().scraper->Start();
-  };
-  const auto scrape = [&](const std::string& source, const std::string& url) {
-    add(source, UrlWithoutUserinfo(url),
-        std::make_unique<telemetry::Scraper>(url, source, options.interval_ms, origin_ns));
-  };
-  if (!options.metrics_url.empty()) scrape("metrics", options.metrics_url);
-  if (options.gpu.size() == 2 && options.gpu[0] == "dcgm") scrape("dcgm", options.gpu[1]);
-  if (options.gpu.empty() || options.gpu[0] != "auto") return;
-  Result<std::unique_ptr<telemetry::NvmlSampler>> opened =
-      telemetry::NvmlSampler::Open(telemetry::NvmlLibrary());
-  if (!opened.ok()) {
-    notes.push_back("GPU telemetry: none (" + opened.status().message() + ")");
-    return;
-  }
-  nvml_ = std::move(*opened);
-  add("gpu", "nvml",
-      std::make_unique<telemetry::Scraper>(
-          "nvml",
-          [sampler = nvml_.get()](int64_t& arrived_ns) {
-            arrived_ns = SteadyClock::Get().NowNs();
-            return sampler->Read();
-          },
-          "gpu", options.interval_ms, origin_ns));
+namespace {
+
+scenario::ScrapePlan PlanOf(const ProfileTelemetryOptions& options) {
+  const std::vector<std::string>& gpu = options.gpu;
+  return {.metrics_url = options.metrics_url,
+          .dcgm_url = gpu.size() == 2 && gpu[0] == "dcgm" ? gpu[1] : "",
+          .nvml = !gpu.empty() && gpu[0] == "auto",
+          .interval_ms = options.interval_ms};
 }
 
-ProfileTelemetry::~ProfileTelemetry() {
-  for (Source& s : sources_)
-    s.scraper->Stop();  // before the NVML sampler they may read goes
-}
+}  // namespace
+
+ProfileTelemetry::ProfileTelemetry(const ProfileTelemetryOptions& options, int64_t origin_ns,
+                                   std::vector<std::string>& notes)
+    : scrapers_(PlanOf(options), origin_ns, SteadyClock::Get(), notes) {}
 
 Status ProfileTelemetry::Finish(store::Store& store, const std::string& run_id) {
-  for (Source& s : sources_) {
-    s.scraper->Stop();
-    s.stats = s.scraper->stats();
-    std::vector<telemetry::TimedSample> taken = s.scraper->TakeSamples();
-    // What the store leaves out (NaN, infinities), the CSV and the summaries leave out too.
-    std::erase_if(taken, [](const auto& t) { return !std::isfinite(t.sample.value); });
-    Result<int64_t> left_out = store.AddTelemetry(run_id, taken);
-    if (!left_out.ok()) return left_out.status();
-    samples_.insert(samples_.end(), std::make_move_iterator(taken.begin()),
-                    std::make_move_iterator(taken.end()));
-  }
+  Result<std::vector<scenario::TelemetrySource>> sources =
+      scrapers_.Finish(store, run_id, &samples_);
+  if (!sources.ok()) return sources.status();
+  sources_ = std::move(*sources);
   std::stable_sort(samples_.begin(), samples_.end(),
                    [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; });
   return Status::Ok();
@@ -107,12 +80,12 @@ Status ProfileTelemetry::Finish(store::Store& store, const std::string& run_id) 
 Result<json> ProfileTelemetry::Json(const std::vector<LevelWindow>& levels, store::Store& store,
                                     const std::string& run_id) const {
   json sources = json::array();
-  for (const Source& s : sources_)
+  for (const scenario::TelemetrySource& s : sources_)
     sources.push_back({{"source", s.source},
                        {"url", s.url},
-                       {"scrapes", s.stats.scrapes},
-                       {"failures", s.stats.failures},
-                       {"last_error", s.stats.last_error}});
+                       {"scrapes", s.scrapes},
+                       {"failures", s.failures},
+                       {"last_error", s.last_error}});
   // Per level and canonical series, as the report reads them (report::ReadServerSeries): each
   // scrape's value, then their mean and peak.
   json per_level = json::array();

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "scenario/telemetry_scrapers.h"
 #include "store/store.h"
-#include "telemetry/nvml.h"
 #include "telemetry/scraper.h"
 
 namespace stagegate::cli {
@@ -38,18 +38,16 @@ std::vector<std::string> CheckTelemetryOptions(const ProfileTelemetryOptions& op
 
 class ProfileTelemetry {
  public:
-  /// Starts the scrapers the options ask for; `notes` receives what is absent (no NVML).
+  /// Starts the scrapers the options ask for (scenario::TelemetryScrapers, as a run's); `notes`
+  /// receives what is absent (no NVML).
   ProfileTelemetry(const ProfileTelemetryOptions& options, int64_t origin_ns,
                    std::vector<std::string>& notes);
-  ~ProfileTelemetry();
-  ProfileTelemetry(const ProfileTelemetry&) = delete;
-  ProfileTelemetry& operator=(const ProfileTelemetry&) = delete;
 
   /// Stops the scrapers (each reads once more) and stores their samples with the run.
   Status Finish(store::Store& store, const std::string& run_id);
 
   /// Whether any source was scraped (then the outputs below are written).
-  bool any() const { return !sources_.empty(); }
+  bool any() const { return scrapers_.any(); }
   /// profile.json's "server_metrics": each source with its scrapes and failures, and per level
   /// the canonical series' mean and peak over its window, read from the run's stored telemetry
   /// by the report's one rule (report::ReadServerSeries, docs/metrics.md).
@@ -60,14 +58,9 @@ class ProfileTelemetry {
   std::string Csv(const std::vector<LevelWindow>& levels) const;
 
  private:
-  struct Source {
-    std::string source, url;
-    std::unique_ptr<telemetry::Scraper> scraper;
-    telemetry::ScrapeStats stats;
-  };
-  std::unique_ptr<telemetry::NvmlSampler> nvml_;
-  std::vector<Source> sources_;
-  std::vector<telemetry::TimedSample> samples_;
+  scenario::TelemetryScrapers scrapers_;
+  std::vector<scenario::TelemetrySource> sources_;  // once finished
+  std::vector<telemetry::TimedSample> samples_;     // as stored, oldest first
 };
 
 }  // namespace stagegate::cli

@@ -401,60 +401,27 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
 
 void Runner::StartTelemetry(const Plan& plan, RunReport& report) {
   const manifest::Scenario& scenario = bundle_.scenario;
-  const int64_t interval_ms = scenario.telemetry.scrape_interval_ms;
-  if (interval_ms <= 0) return;
-  const auto scrape = [&](const std::string& source, const std::string& url) {
-    scrapers_.emplace_back(
-        TelemetrySource{.source = source, .url = UrlWithoutUserinfo(url)},
-        std::make_unique<telemetry::Scraper>(url, source, interval_ms, origin_ns_));
-    scrapers_.back().second->Start();
-  };
-  std::string metrics_url = scenario.target.metrics_url;
-  if (metrics_url.empty() && plan.sim) metrics_url = plan.sim->base_url() + "/metrics";
-  if (!metrics_url.empty()) scrape("metrics", metrics_url);
+  if (scenario.telemetry.scrape_interval_ms <= 0) return;
+  ScrapePlan scrape{.metrics_url = scenario.target.metrics_url,
+                    .nvml = scenario.telemetry.gpu == manifest::GpuTelemetry::kAuto,
+                    .interval_ms = scenario.telemetry.scrape_interval_ms};
+  if (scrape.metrics_url.empty() && plan.sim)
+    scrape.metrics_url = plan.sim->base_url() + "/metrics";
   if (scenario.telemetry.gpu == manifest::GpuTelemetry::kDcgm)
-    scrape("dcgm", scenario.telemetry.dcgm_url);
-  if (scenario.telemetry.gpu != manifest::GpuTelemetry::kAuto) return;
-  Result<std::unique_ptr<telemetry::NvmlSampler>> opened =
-      telemetry::NvmlSampler::Open(telemetry::NvmlLibrary());
-  if (!opened.ok()) {
-    report.notes.push_back("GPU telemetry: none (" + opened.status().message() + ")");
-    return;
-  }
-  nvml_ = std::move(*opened);
-  scrapers_.emplace_back(TelemetrySource{.source = "gpu", .url = "nvml"},
-                         std::make_unique<telemetry::Scraper>(
-                             "nvml",
-                             [sampler = nvml_.get(), this](int64_t& arrived_ns) {
-                               arrived_ns = clock_.NowNs();
-                               return sampler->Read();
-                             },
-                             "gpu", interval_ms, origin_ns_));
-  scrapers_.back().second->Start();
+    scrape.dcgm_url = scenario.telemetry.dcgm_url;
+  telemetry_.emplace(scrape, origin_ns_, clock_, report.notes);
 }
 
 Status Runner::FlushTelemetry() {
-  for (auto& [info, scraper] : scrapers_) {
-    const std::vector<telemetry::TimedSample> samples = scraper->TakeSamples();
-    Result<int64_t> left_out = store_.AddTelemetry(run_id_, samples);
-    if (!left_out.ok()) return left_out.status();
-    info.samples += static_cast<int64_t>(samples.size()) - *left_out;
-  }
-  return Status::Ok();
+  return telemetry_ ? telemetry_->Flush(store_, run_id_) : Status::Ok();
 }
 
 Status Runner::FinishTelemetry(RunReport& report) {
-  for (auto& [info, scraper] : scrapers_)
-    scraper->Stop();
-  SG_RETURN_IF_ERROR(FlushTelemetry());
-  for (auto& [info, scraper] : scrapers_) {
-    const telemetry::ScrapeStats stats = scraper->stats();
-    info.scrapes = stats.scrapes;
-    info.failures = stats.failures;
-    info.last_error = stats.last_error;
-    report.telemetry.push_back(info);
-  }
-  scrapers_.clear();
+  if (!telemetry_) return Status::Ok();
+  Result<std::vector<TelemetrySource>> sources = telemetry_->Finish(store_, run_id_);
+  if (!sources.ok()) return sources.status();
+  report.telemetry = std::move(*sources);
+  telemetry_.reset();
   return Status::Ok();
 }
 

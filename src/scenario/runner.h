@@ -29,6 +29,7 @@
 #include "scenario/phase_plan.h"
 #include "scenario/stage_requests.h"
 #include "scenario/step_runner.h"
+#include "scenario/telemetry_scrapers.h"
 #include "stats/capacity.h"
 #include "stats/recovery.h"
 #include "store/store.h"
@@ -143,14 +144,6 @@ struct StageResult {
   /// Its steady and burst phases held every threshold (true when it has neither).
   bool passed() const;
   const StepResult* Find(manifest::PhaseKind kind) const;
-};
-
-/// One telemetry source scraped through the run.
-struct TelemetrySource {
-  std::string source;  // "metrics" (the target's Prometheus endpoint) or "dcgm"
-  std::string url;
-  int64_t scrapes = 0, failures = 0, samples = 0;
-  std::string last_error;
 };
 
 struct RunReport {
@@ -278,8 +271,7 @@ class Runner {
   int64_t origin_ns_ = 0;
   std::optional<StepRunner> steps_;  // set once the run starts
   // The telemetry sources; the sampler outlives the scrapers that read it (destroyed first).
-  std::unique_ptr<telemetry::NvmlSampler> nvml_;
-  std::vector<std::pair<TelemetrySource, std::unique_ptr<telemetry::Scraper>>> scrapers_;
+  std::optional<TelemetryScrapers> telemetry_;
   std::vector<load::RequestRecord> records_;
   std::set<std::string> refusal_tasks_;             // a denial of these is the right answer
   std::vector<std::set<std::string>> scope_tasks_;  // the tasks of each threshold scope

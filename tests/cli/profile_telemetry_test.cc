@@ -143,7 +143,8 @@ TEST_CASE("profile reads a series exposed under two names once, as the report do
       testing::HttpResponse("200 OK",
                             "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.5\n"
                             "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.9\n"
-                            "vllm:num_requests_running{model_name=\"m\"} 3\n",
+                            "vllm:num_requests_running{model_name=\"m\"} 3\n"
+                            "vllm:num_requests_waiting{model_name=\"m\"} 2\n",
                             "text/plain; version=0.0.4"));
   testing::TempDir dir;
   testing::Ran ran = testing::RunStagegate(
@@ -159,6 +160,14 @@ TEST_CASE("profile reads a series exposed under two names once, as the report do
   CHECK(series["kv cache"]["mean"] == 0.5);
   CHECK(series["kv cache"]["max"] == 0.5);
   CHECK(series["running"]["max"] == 3);
+
+  // The report reads the same stored series for what saturated first over the levels.
+  const std::string run_id = profile["run_id"];
+  REQUIRE(testing::RunStagegate(dir, {"report", run_id, "--out", dir / "report", "--format", "md"})
+              .exit_code != 2);
+  CHECK(testing::ReadText(dir / "report/report.md")
+            .find("What saturated first: requests waiting (2 on average) from concurrency 2.") !=
+        std::string::npos);
 }
 
 TEST_CASE("profile refuses a --gpu or --metrics-url it cannot use", "[cli][profile]") {
