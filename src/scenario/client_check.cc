@@ -11,6 +11,9 @@ namespace {
 
 // Past this schedule lag p99 the client, not the server, may be what was measured.
 constexpr double kMaxLagP99Ms = 1.0;
+// Below this many sends a p99 is close to the largest lag, so one late wake-up of the client's
+// thread would read as a client that fell behind; from 100 on, one outlier moves it by 1%.
+constexpr int64_t kMinSentForLag = 100;
 constexpr double kSaturatedBusy = 0.9;
 // Past this read delay p99, arrivals stamped when read carry the client's delay.
 constexpr double kMaxReadDelayP99Us = 1000;
@@ -42,7 +45,7 @@ std::vector<std::string> CheckClient(const ClientLoad& load) {
   const load::PhaseMetrics& m = load.metrics;
   // Closed loops re-send as answers end, often many at once, so their lag is the client's
   // turnaround, not a missed schedule; the busy check covers a client that limits them.
-  if (load.open_loop && m.schedule_lag_ms.count > 0 &&
+  if (load.open_loop && m.schedule_lag_ms.count >= kMinSentForLag &&
       m.schedule_lag_ms.Percentile(99) > kMaxLagP99Ms)
     warnings.push_back("the client fell behind its schedule: schedule lag p99 " +
                        FormatNumber(m.schedule_lag_ms.Percentile(99), 3) + " ms (over " +

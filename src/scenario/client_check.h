@@ -26,7 +26,8 @@ struct ClientLoad {
 };
 
 /// Each way the client may have limited the step, as a sentence; empty when none:
-/// - open loop: schedule lag p99 over 1 ms, or the requests sent at under 95% of the rate their
+/// - open loop: schedule lag p99 over 1 ms (over at least 100 sends: of fewer, a p99 is close to
+///   the largest, one late wake-up), or the requests sent at under 95% of the rate their
 ///   schedule had them due (from the first to the last one sent, so a level ended early is not
 ///   taken for a client that fell behind);
 /// - a worker thread over 90% busy;
