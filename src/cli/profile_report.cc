@@ -54,8 +54,12 @@ void CheckClient(ProfileLevel& level, std::span<const load::RequestRecord> recor
                               .receive_times = level.receive_times,
                               .receive = level.receive}))
     level.client_warnings.push_back(std::move(warning));
-  level.self_check_warnings.insert(level.self_check_warnings.end(), level.client_warnings.begin(),
-                                   level.client_warnings.end());
+}
+
+std::vector<std::string> ProfileLevel::Warnings() const {
+  std::vector<std::string> all = client_warnings;
+  all.insert(all.end(), self_check_warnings.begin(), self_check_warnings.end());
+  return all;
 }
 
 nlohmann::json ProfileFindings(const nlohmann::json& profile, const std::string& model,
@@ -167,7 +171,7 @@ std::vector<std::string> SelfCheckLines(const ProfileLevel& level) {
               " after they arrived";
     lines.push_back(line);
   }
-  for (const std::string& warning : level.self_check_warnings)
+  for (const std::string& warning : level.Warnings())
     lines.push_back("  warning: " + warning);
   return lines;
 }
@@ -226,7 +230,7 @@ nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fing
         {"max_worker_busy", level.max_worker_busy},
         {"dropped", level.dropped},
         {"receive_times", ReceiveJson(level)},
-        {"warnings", level.self_check_warnings}};
+        {"warnings", level.Warnings()}};
     if (level.sessions) row["sessions"] = load::SessionMetricsToJson(*level.sessions);
     if (level.start_lag_ns > 0) row["start_lag_ms"] = static_cast<double>(level.start_lag_ns) / 1e6;
     out["levels"].push_back(std::move(row));

@@ -34,20 +34,22 @@ struct ProfileLevel {
   load::ReceiveTimes receive_times = load::ReceiveTimes::kKernel;
   load::ReceiveStats receive;  // how arrivals were stamped, and the client's read delays
   int64_t start_lag_ns = 0;    // in shards: how late it started against its planned offset
-  std::vector<std::string> self_check_warnings;
-  std::vector<std::string> client_warnings;  // those of the self-check warnings CheckClient gave
+  std::vector<std::string> client_warnings;      // scenario::CheckClient's
+  std::vector<std::string> self_check_warnings;  // the rest (the tokenizer's check)
   /// The level judged: its SLOs as thresholds, whether it was sustained, whether it could tell.
   std::optional<scenario::LevelJudgement> judgement;
   size_t first_record = 0, record_count = 0;     // where its records are among the profile's
   std::optional<load::SessionMetrics> sessions;  // a level of multi-turn sessions
+
+  /// Every warning of its self-check: the client check's, then the rest.
+  std::vector<std::string> Warnings() const;
 };
 
 /// A level of sessions: per turn, how many completed and their TTFT and input tokens ("turn 1:
 /// 8 completed, TTFT p50 210 ms, p95 ..."), then how many sessions completed every turn.
 std::vector<std::string> SessionLines(const ProfileLevel& level);
 
-/// Adds the level's client check (scenario::CheckClient over its `records`) to its self-check
-/// warnings.
+/// Sets the level's client warnings: scenario::CheckClient over its `records`.
 void CheckClient(ProfileLevel& level, std::span<const load::RequestRecord> records);
 
 /// With the model's tokenizer: how far the server's input counts (usage.prompt_tokens) are from

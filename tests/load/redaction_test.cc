@@ -14,11 +14,13 @@
 #include "http/openai_request.h"
 #include "http_test_server.h"
 #include "load/engine.h"
+#include "send_one.h"
 
 namespace stagegate::load {
 namespace {
 
 using nlohmann::json;
+using testing::SendOne;
 
 // The request's Authorization header values, as a server that echoes them would quote them.
 std::string AuthorizationOf(const std::string& request) {
@@ -34,16 +36,6 @@ std::string AuthorizationOf(const std::string& request) {
 
 std::string Json(const std::string& status, const json& body) {
   return testing::HttpResponse(status, body.dump(), "application/json");
-}
-
-RequestRecord SendOne(const RequestSpec& spec) {
-  Result<LoadResult> result = RunLoad(
-      {.concurrency = 1, .requests = 1, .workers = 1}, [&](int64_t) { return spec; },
-      RunControl{.clock = &SteadyClock::Get(), .origin_ns = SteadyClock::Get().NowNs()});
-  INFO(result.status().message());
-  REQUIRE(result.ok());
-  REQUIRE(result->records.size() == 1);
-  return std::move(result->records[0]);
 }
 
 TEST_CASE("credentials a server echoes into an error or an answer are redacted", "[load][redact]") {

@@ -10,6 +10,7 @@
 #include "http/openai_request.h"
 #include "http_test_server.h"
 #include "load/engine.h"
+#include "send_one.h"
 
 namespace stagegate::load {
 namespace {
@@ -21,13 +22,7 @@ RequestRecord SendOne(const std::string& body) {
   RequestSpec spec{.url = server.base() + "/v1/chat/completions",
                    .body = http::BuildRequestBody({.model = "m", .stream = false}, "hi"),
                    .stream = false};
-  Result<LoadResult> result = RunLoad(
-      {.concurrency = 1, .requests = 1, .workers = 1}, [&](int64_t) { return spec; },
-      RunControl{.clock = &SteadyClock::Get(), .origin_ns = SteadyClock::Get().NowNs()});
-  INFO(result.status().message());
-  REQUIRE(result.ok());
-  REQUIRE(result->records.size() == 1);
-  return std::move(result->records[0]);
+  return testing::SendOne(spec);
 }
 
 TEST_CASE("a whole answer with fields of the wrong type is recorded, not thrown on",
