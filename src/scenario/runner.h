@@ -116,8 +116,8 @@ struct StepResult {
   std::string ended_early;
   /// A step of multi-turn sessions: its metrics by turn, and how many sessions completed.
   std::optional<load::SessionMetrics> sessions;
-  /// Each way the client may have limited this step (CheckClient); empty for a step taken from
-  /// the run being resumed.
+  /// Each way the client may have limited this step (CheckClient); not checked, and not written
+  /// to run.json, for a step taken from the run being resumed.
   std::vector<std::string> client_warnings;
 
   bool passed() const {

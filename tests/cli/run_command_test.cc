@@ -352,6 +352,15 @@ TEST_CASE("a killed run leaves a consistent store with what finished, and can be
   CHECK(resumed.exit_code == 0);
   CHECK(Count((*store)->TEST_database(),
               "SELECT COUNT(*) FROM phases WHERE status = 'superseded'") == 1);
+  // The steps taken from the store were not client-checked now, and say nothing of it; those
+  // measured again were.
+  int checked = 0, unchecked = 0;
+  const json run_json = json::parse(testing::ReadText(dir / "out/run.json"));
+  for (const json& stage : run_json["stages"])
+    for (const json& step : stage["steps"])
+      ++(step.contains("client_warnings") ? checked : unchecked);
+  CHECK(checked > 0);
+  CHECK(unchecked > 0);
 }
 
 // The access-denial scenario (denial.yaml).
