@@ -40,4 +40,12 @@ std::string FormatUtc(int64_t unix_s, const char* format) {
   return std::string(text, n);
 }
 
+int64_t WallNsAtSteady(int64_t steady_ns) {
+  const int64_t now_steady = SteadyClock::Get().NowNs();
+  const int64_t now_wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  return now_wall - (now_steady - steady_ns);
+}
+
 }  // namespace stagegate

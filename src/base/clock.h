@@ -35,6 +35,10 @@ struct ClockAnchors {
 };
 ClockAnchors ReadClockAnchors();
 
+/// Wall-clock ns since the Unix epoch at the steady-clock reading `steady_ns` (SteadyClock's
+/// origin), from one reading of each clock now.
+int64_t WallNsAtSteady(int64_t steady_ns);
+
 /// `unix_s` (seconds since the Unix epoch) in UTC, through strftime's `format`.
 std::string FormatUtc(int64_t unix_s, const char* format);
 

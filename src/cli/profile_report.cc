@@ -11,6 +11,8 @@
 #include "base/version.h"
 #include "cli/run_support.h"
 #include "console/console.h"
+#include "load/aiperf_export.h"
+#include "load/record_json.h"
 #include "scenario/client_check.h"
 #include "scenario/runner.h"
 
@@ -23,9 +25,7 @@ std::string Ms(const stats::Summary& s, double p) {
 }
 
 std::string LevelName(const ProfileLevel& level) {
-  if (level.kind == "concurrency") return "c=" + FormatNumber(level.value, 0);
-  if (level.kind == "request_rate") return FormatNumber(level.value, 2) + "/s";
-  return "trace x" + FormatNumber(level.value, 2);
+  return LevelLabel(level.kind, level.value);
 }
 
 nlohmann::json ReceiveJson(const ProfileLevel& level) {
@@ -54,6 +54,53 @@ void CheckClient(ProfileLevel& level, std::span<const load::RequestRecord> recor
                               .receive_times = level.receive_times,
                               .receive = level.receive}))
     level.client_warnings.push_back(std::move(warning));
+}
+
+std::string LevelKind(const scenario::PhaseStep& step) {
+  if (step.kind != manifest::PhaseKind::kSweep) return "trace";
+  return step.closed_loop ? "concurrency" : "request_rate";
+}
+
+std::string LevelLabel(const std::string& kind, double value) {
+  if (kind == "concurrency") return "c=" + FormatNumber(value, 0);
+  if (kind == "request_rate") return FormatNumber(value, 2) + "/s";
+  return "trace x" + FormatNumber(value, 2);
+}
+
+ProfileLevel LevelOf(const scenario::StepResult& step, std::span<const load::RequestRecord> records,
+                     bool tokenizer) {
+  ProfileLevel level{.kind = LevelKind(step.step),
+                     .value = step.step.level.value_or(0),
+                     .started_ns = step.started_ns,
+                     .ended_ns = step.ended_ns,
+                     .metrics = step.metrics,
+                     .offered_rate = step.step.offered_rate,
+                     .wall_s = static_cast<double>(step.ended_ns - step.started_ns) / 1e9,
+                     .client_cpu_s = step.client_cpu_s,
+                     .idle_poll_s = step.idle_poll_s,
+                     .max_worker_busy = step.max_worker_busy,
+                     .workers = step.workers,
+                     .dropped = step.dropped,
+                     .interrupted = step.interrupted,
+                     .receive_times = step.step.options.receive_times,
+                     .receive = step.receive,
+                     .start_lag_ns = step.start_lag_ns,
+                     .client_warnings = step.client_warnings,
+                     .judgement = step.level,
+                     .first_record = step.first_record,
+                     .record_count = step.record_count,
+                     .sessions = step.sessions,
+                     .checks = step.checks};
+  if (tokenizer)
+    if (std::optional<std::string> check = TokenizerCheck(records))
+      level.self_check_warnings.push_back(*check);
+  return level;
+}
+
+scenario::LevelVerdict ProfileLevel::Verdict() const {
+  if (judgement) return judgement->verdict;
+  return scenario::AllPassed(checks) ? scenario::LevelVerdict::kPass
+                                     : scenario::LevelVerdict::kFail;
 }
 
 std::vector<std::string> ProfileLevel::Warnings() const {
@@ -128,7 +175,7 @@ std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels) {
                     FormatNumber(m.output_token_throughput, 1), FormatNumber(m.goodput, 2),
                     Ms(m.ttft_ms, 50), Ms(m.ttft_ms, 95), Ms(m.ttft_ms, 99), Ms(m.itl_ms, 50),
                     Ms(m.itl_ms, 95), Ms(m.e2e_ms, 50), Ms(m.e2e_ms, 95), Ms(m.schedule_lag_ms, 99),
-                    level.judgement ? scenario::VerdictName(level.judgement->verdict) : ""});
+                    scenario::VerdictName(level.Verdict())});
   }
   std::vector<std::string> lines = console::FormatTable(header, rows);
   lines.front() += "   (latencies in ms)";
@@ -278,8 +325,7 @@ std::string ProfileCsv(const std::vector<ProfileLevel>& levels) {
            std::to_string(m.sent) + "," + std::to_string(m.completed) + "," +
            number(m.completion_rate) + "," + number(m.achieved_rate) + "," +
            number(m.request_throughput) + "," + number(m.output_token_throughput) + "," +
-           number(m.goodput) + "," +
-           (level.judgement ? scenario::VerdictName(level.judgement->verdict) : "") + "," +
+           number(m.goodput) + "," + scenario::VerdictName(level.Verdict()) + "," +
            (level.judgement && level.judgement->completed_rate
                 ? number(*level.judgement->completed_rate)
                 : "");
@@ -326,7 +372,7 @@ Result<std::vector<std::string>> WriteProfileAiperf(
     const std::string dir = levels.size() == 1
                                 ? out_dir
                                 : out_dir + "/aiperf/" + level.kind + FormatNumber(level.value, 3);
-    SG_RETURN_IF_ERROR(WriteAiperfExport(
+    SG_RETURN_IF_ERROR(load::WriteAiperfExport(
         dir, {.records = records.subspan(level.first_record, level.record_count),
               .slos = slos,
               .wall_origin_ns = wall_origin_ns,
@@ -362,7 +408,7 @@ Result<std::vector<std::string>> WriteProfileOutputs(const std::string& out_dir,
       out_dir + "/profile.json",
       profile.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/profile.csv", ProfileCsv(levels)));
-  SG_RETURN_IF_ERROR(WriteRequestsJsonl(out_dir + "/requests.jsonl", records));
+  SG_RETURN_IF_ERROR(load::WriteRequestsJsonl(out_dir + "/requests.jsonl", records));
   return WriteProfileAiperf(out_dir, profile["config"], profile.value("run_id", ""), levels,
                             records, slos, synthetic, wall_origin_ns);
 }

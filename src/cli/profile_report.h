@@ -13,6 +13,7 @@
 #include "load/synthetic.h"
 #include "scenario/capacity_search.h"
 #include "scenario/level_judge.h"
+#include "scenario/runner.h"
 #include "store/store.h"
 
 namespace stagegate::cli {
@@ -41,9 +42,23 @@ struct ProfileLevel {
   size_t first_record = 0, record_count = 0;     // where its records are among the profile's
   std::optional<load::SessionMetrics> sessions;  // a level of multi-turn sessions
 
+  /// A trace's step, which is not a level: its thresholds' checks.
+  std::vector<scenario::ThresholdCheck> checks;
+
   /// Every warning of its self-check: the client check's, then the rest.
   std::vector<std::string> Warnings() const;
+  /// The level's verdict; a trace's step passes when it held every threshold.
+  scenario::LevelVerdict Verdict() const;
 };
+
+/// "concurrency", "request_rate" or "trace": what kind of level a step of a profile is.
+std::string LevelKind(const scenario::PhaseStep& step);
+/// "c=8", "12.50/s", "trace x2.00": how the console names a level.
+std::string LevelLabel(const std::string& kind, double value);
+/// A step of a profile's run as a level: its figures, client check and, with the model's
+/// tokenizer, the tokenizer's check over its `records`.
+ProfileLevel LevelOf(const scenario::StepResult& step, std::span<const load::RequestRecord> records,
+                     bool tokenizer);
 
 /// A level of sessions: per turn, how many completed and their TTFT and input tokens ("turn 1:
 /// 8 completed, TTFT p50 210 ms, p95 ..."), then how many sessions completed every turn.

@@ -51,36 +51,11 @@ std::vector<std::string> CheckTelemetryOptions(const ProfileTelemetryOptions& op
   return problems;
 }
 
-namespace {
-
-scenario::ScrapePlan PlanOf(const ProfileTelemetryOptions& options) {
-  const std::vector<std::string>& gpu = options.gpu;
-  return {.metrics_url = options.metrics_url,
-          .dcgm_url = gpu.size() == 2 && gpu[0] == "dcgm" ? gpu[1] : "",
-          .nvml = !gpu.empty() && gpu[0] == "auto",
-          .interval_ms = options.interval_ms};
-}
-
-}  // namespace
-
-ProfileTelemetry::ProfileTelemetry(const ProfileTelemetryOptions& options, int64_t origin_ns,
-                                   std::vector<std::string>& notes)
-    : scrapers_(PlanOf(options), origin_ns, SteadyClock::Get(), notes) {}
-
-Status ProfileTelemetry::Finish(store::Store& store, const std::string& run_id) {
-  Result<std::vector<scenario::TelemetrySource>> sources =
-      scrapers_.Finish(store, run_id, &samples_);
-  if (!sources.ok()) return sources.status();
-  sources_ = std::move(*sources);
-  std::stable_sort(samples_.begin(), samples_.end(),
-                   [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; });
-  return Status::Ok();
-}
-
-Result<json> ProfileTelemetry::Json(const std::vector<LevelWindow>& levels, store::Store& store,
-                                    const std::string& run_id) const {
+Result<json> ServerMetricsJson(const std::vector<scenario::TelemetrySource>& telemetry,
+                               const std::vector<LevelWindow>& levels, store::Store& store,
+                               const std::string& run_id) {
   json sources = json::array();
-  for (const scenario::TelemetrySource& s : sources_)
+  for (const scenario::TelemetrySource& s : telemetry)
     sources.push_back({{"source", s.source},
                        {"url", s.url},
                        {"scrapes", s.scrapes},
@@ -114,9 +89,10 @@ Result<json> ProfileTelemetry::Json(const std::vector<LevelWindow>& levels, stor
   return json{{"sources", sources}, {"levels", per_level}};
 }
 
-std::string ProfileTelemetry::Csv(const std::vector<LevelWindow>& levels) const {
+std::string ServerMetricsCsv(const std::vector<telemetry::TimedSample>& samples,
+                             const std::vector<LevelWindow>& levels) {
   std::string out = "t_ns,level,source,series,labels,value,canonical,canonical_value\n";
-  for (const telemetry::TimedSample& t : samples_) {
+  for (const telemetry::TimedSample& t : samples) {
     const LevelWindow* level = LevelAt(levels, t.t_ns);
     const std::optional<telemetry::VendorName> v = telemetry::Recognise(t.sample.name);
     out += std::to_string(t.t_ns) + "," +

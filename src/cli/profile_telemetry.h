@@ -36,31 +36,16 @@ struct LevelWindow {
 /// The options' problems ("--gpu: ..."), each a line; none when they are good.
 std::vector<std::string> CheckTelemetryOptions(const ProfileTelemetryOptions& options);
 
-class ProfileTelemetry {
- public:
-  /// Starts the scrapers the options ask for (scenario::TelemetryScrapers, as a run's); `notes`
-  /// receives what is absent (no NVML).
-  ProfileTelemetry(const ProfileTelemetryOptions& options, int64_t origin_ns,
-                   std::vector<std::string>& notes);
-
-  /// Stops the scrapers (each reads once more) and stores their samples with the run.
-  Status Finish(store::Store& store, const std::string& run_id);
-
-  /// Whether any source was scraped (then the outputs below are written).
-  bool any() const { return scrapers_.any(); }
-  /// profile.json's "server_metrics": each source with its scrapes and failures, and per level
-  /// the canonical series' mean and peak over its window, read from the run's stored telemetry
-  /// by the report's one rule (report::ReadServerSeries, docs/metrics.md).
-  Result<nlohmann::json> Json(const std::vector<LevelWindow>& levels, store::Store& store,
-                              const std::string& run_id) const;
-  /// server_metrics.csv: a row a sample, its time in ns on the clock of requests.jsonl's
-  /// times_ns, the level it fell in, the series as exposed and in its canonical unit.
-  std::string Csv(const std::vector<LevelWindow>& levels) const;
-
- private:
-  scenario::TelemetryScrapers scrapers_;
-  std::vector<scenario::TelemetrySource> sources_;  // once finished
-  std::vector<telemetry::TimedSample> samples_;     // as stored, oldest first
-};
+/// profile.json's "server_metrics": each source with its scrapes and failures, and per level
+/// the canonical series' mean and peak over its window, read from the run's stored telemetry by
+/// the report's one rule (report::ReadServerSeries, docs/metrics.md).
+Result<nlohmann::json> ServerMetricsJson(const std::vector<scenario::TelemetrySource>& sources,
+                                         const std::vector<LevelWindow>& levels,
+                                         store::Store& store, const std::string& run_id);
+/// server_metrics.csv: a row a sample (`samples` oldest first), its time in ns on the clock of
+/// requests.jsonl's times_ns, the level it fell in, the series as exposed and in its canonical
+/// unit.
+std::string ServerMetricsCsv(const std::vector<telemetry::TimedSample>& samples,
+                             const std::vector<LevelWindow>& levels);
 
 }  // namespace stagegate::cli

@@ -15,7 +15,9 @@
 #include "cli/run_files.h"
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
+#include "load/aiperf_export.h"
 #include "load/engine.h"
+#include "load/record_json.h"
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
 #include "scenario/runner.h"
@@ -49,7 +51,7 @@ Status WriteRunAiperf(const std::string& out_dir, const manifest::Bundle& bundle
       nlohmann::json loadgen = {{"request_count", step.metrics.offered}};
       if (step.step.level)
         loadgen[step.step.closed_loop ? "concurrency" : "request_rate"] = *step.step.level;
-      SG_RETURN_IF_ERROR(WriteAiperfExport(
+      SG_RETURN_IF_ERROR(load::WriteAiperfExport(
           out_dir + "/aiperf/" + name,
           {.records = records.subspan(step.first_record, step.record_count),
            .wall_origin_ns = wall_origin_ns,
@@ -81,7 +83,7 @@ Status WriteRunFiles(const std::string& out_dir, const manifest::Bundle& bundle,
       out_dir + "/run.json",
       run_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/stages.csv", scenario::StagesCsv(report)));
-  SG_RETURN_IF_ERROR(WriteRequestsJsonl(out_dir + "/requests.jsonl", runner.records()));
+  SG_RETURN_IF_ERROR(load::WriteRequestsJsonl(out_dir + "/requests.jsonl", runner.records()));
   SG_RETURN_IF_ERROR(WriteRunAiperf(out_dir, bundle, report, runner));
   return store.SetRunFindings(
       report.run_id, run_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

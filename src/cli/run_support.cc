@@ -43,48 +43,6 @@ std::string NewRunId(const std::string& prefix) {
   return prefix + "-" + stamp + "-" + suffix;
 }
 
-Status WriteRequestsJsonl(const std::string& path, std::span<const load::RequestRecord> records) {
-  // Line by line, not as one string: a long run has millions of records.
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    std::string lines;
-    lines.reserve(2 << 20);
-    for (const load::RequestRecord& record : records) {
-      load::AppendRecordLine(record, lines);
-      if (lines.size() > (1 << 20)) {
-        out << lines;
-        lines.clear();
-      }
-    }
-    out << lines;
-    if (!out.flush()) return Status::IoError(temporary + ": write failed");
-  }
-  std::error_code renamed;
-  std::filesystem::rename(temporary, path, renamed);
-  if (renamed) return Status::IoError(path + ": " + renamed.message());
-  return Status::Ok();
-}
-
-Status WriteAiperfExport(const std::string& dir, const load::AiperfExportInput& input) {
-  std::error_code made;
-  std::filesystem::create_directories(dir, made);
-  if (made) return Status::IoError(dir + ": " + made.message());
-  const nlohmann::json aiperf = load::AiperfJson(input);
-  SG_RETURN_IF_ERROR(WriteFileAtomically(
-      dir + "/profile_export_aiperf.json",
-      aiperf.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
-  return WriteFileAtomically(dir + "/profile_export_aiperf.csv", load::AiperfCsv(aiperf));
-}
-
-int64_t WallNsAtSteady(int64_t steady_ns) {
-  const int64_t now_steady = SteadyClock::Get().NowNs();
-  const int64_t now_wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-  return now_wall - (now_steady - steady_ns);
-}
-
 Result<load::Shard> ShardOption(const std::string& text) {
   if (!text.starts_with("job/")) return load::ParseShard(text);
   const char* value = std::getenv("JOB_COMPLETION_INDEX");

@@ -1,7 +1,6 @@
 #pragma once
 
-// What `profile` and `run` share: the stop on SIGINT, run ids, the writer of requests.jsonl and
-// the AIPerf-compatible export.
+// What `profile` and `run` share: the stop on SIGINT, run ids, --shard and --start-at.
 
 #include <pthread.h>
 
@@ -37,17 +36,6 @@ class StopOnSignal {
 
 /// "<prefix>-20261130-193042-de2d": UTC time and 16 random bits.
 std::string NewRunId(const std::string& prefix);
-
-/// Writes one JSON line a record to `path`, through a temporary file renamed at the end.
-Status WriteRequestsJsonl(const std::string& path, std::span<const load::RequestRecord> records);
-
-/// Writes profile_export_aiperf.json and profile_export_aiperf.csv (load/aiperf_export.h) into
-/// `dir`, creating it, each through a temporary file renamed at the end.
-Status WriteAiperfExport(const std::string& dir, const load::AiperfExportInput& input);
-
-/// Wall-clock ns since the Unix epoch at the steady-clock reading `steady_ns` (SteadyClock's
-/// origin), from one reading of each clock now.
-int64_t WallNsAtSteady(int64_t steady_ns);
 
 /// `--shard`: "I/N" (load::ParseShard), or "job/N", which takes I from a Kubernetes Indexed
 /// Job's JOB_COMPLETION_INDEX (counted from 0, so I is it + 1). InvalidInput names the text, or

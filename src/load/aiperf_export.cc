@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <tuple>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/files.h"
 #include "base/strings.h"
 #include "stats/summary.h"
 
@@ -188,6 +190,17 @@ std::string AiperfCsv(const json& aiperf) {
     csv += CsvField(label(name)) + "," + number(aiperf[name.tag].value("avg", json())) + "\n";
   }
   return csv;
+}
+
+Status WriteAiperfExport(const std::string& dir, const AiperfExportInput& input) {
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
+  if (made) return Status::IoError(dir + ": " + made.message());
+  const nlohmann::json aiperf = AiperfJson(input);
+  SG_RETURN_IF_ERROR(WriteFileAtomically(
+      dir + "/profile_export_aiperf.json",
+      aiperf.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+  return WriteFileAtomically(dir + "/profile_export_aiperf.csv", AiperfCsv(aiperf));
 }
 
 }  // namespace stagegate::load

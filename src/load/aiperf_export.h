@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "base/status.h"
 #include "load/metrics.h"
 #include "load/request_record.h"
 
@@ -45,5 +46,9 @@ nlohmann::json AiperfJson(const AiperfExportInput& input);
 /// p1,...,p99,std", one row each, "Time to First Token (ms)"), a blank line, then the summary
 /// metrics ("Metric,Value"). Values have two decimals, as AIPerf writes them.
 std::string AiperfCsv(const nlohmann::json& aiperf);
+
+/// Writes profile_export_aiperf.json and profile_export_aiperf.csv into `dir`, creating it, each
+/// through a temporary file renamed at the end.
+Status WriteAiperfExport(const std::string& dir, const AiperfExportInput& input);
 
 }  // namespace stagegate::load

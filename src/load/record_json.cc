@@ -1,6 +1,8 @@
 #include "load/record_json.h"
 
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -181,6 +183,29 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   }
   out.resize(static_cast<size_t>(cursor - out.data()));
   out += "]}\n";
+}
+
+Status WriteRequestsJsonl(const std::string& path, std::span<const RequestRecord> records) {
+  // Line by line, not as one string: a long run has millions of records.
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    std::string lines;
+    lines.reserve(2 << 20);
+    for (const RequestRecord& record : records) {
+      AppendRecordLine(record, lines);
+      if (lines.size() > (1 << 20)) {
+        out << lines;
+        lines.clear();
+      }
+    }
+    out << lines;
+    if (!out.flush()) return Status::IoError(temporary + ": write failed");
+  }
+  std::error_code renamed;
+  std::filesystem::rename(temporary, path, renamed);
+  if (renamed) return Status::IoError(path + ": " + renamed.message());
+  return Status::Ok();
 }
 
 }  // namespace stagegate::load

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <span>
 #include <string>
 
+#include "base/status.h"
 #include "load/request_record.h"
 
 namespace stagegate::load {
@@ -12,5 +14,9 @@ namespace stagegate::load {
 /// trace id and chunk times. Absent moments are null. Written directly rather than through a
 /// JSON tree: a run can have millions of lines. docs/metrics.md lists the fields.
 void AppendRecordLine(const RequestRecord& record, std::string& out);
+
+/// Writes one JSON line a record (requests.jsonl) to `path`, through a temporary file renamed at
+/// the end.
+Status WriteRequestsJsonl(const std::string& path, std::span<const RequestRecord> records);
 
 }  // namespace stagegate::load

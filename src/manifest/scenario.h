@@ -117,6 +117,21 @@ struct LoadPhase {
   std::optional<int64_t> requests;
   double grace_s = 5;
   double window_s = 5;  // recovery: the rolling window the recovery time is measured over
+
+  // What `profile`'s flags set, not scenario keys (docs/cli.md: profile builds a scenario).
+  /// The first requests of each step, sent and recorded but not measured (`--warmup`).
+  int64_t warmup_requests = 0;
+  /// An input trace replayed at its own times, this much faster (`--trace --speedup`), in place
+  /// of `rate`: the step's level is the speedup.
+  std::optional<double> speedup;
+  /// The seed every step of the phase draws its schedule from; unset: one per stage and phase
+  /// (StepSeed). `profile` draws every level from --seed.
+  std::optional<uint64_t> schedule_seed;
+  /// A sweep decides its levels: each offers its nominal rate exactly over duration_s and ends
+  /// once told, and a list of levels stops one past the first miss. False (`profile` without
+  /// --slo or --search): every level runs whole (a level with max_duration_s still ends once
+  /// told).
+  bool decide_levels = true;
 };
 
 struct TokenDistribution {
@@ -157,6 +172,7 @@ struct InputSpec {
   PathRef trace;
   int64_t block_tokens = 512;
   std::optional<int64_t> min_tokens, max_tokens;
+  std::optional<int64_t> max_output_tokens;  // `profile --dataset-max-output-tokens`; not a key
   nlohmann::json extra_body = nlohmann::json::object();
   /// The model's tokenizer (tokenizer.json or a SentencePiece .model), for exact synthetic
   /// lengths and counts where the server gives none; empty: counts are estimated.

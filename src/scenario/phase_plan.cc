@@ -31,14 +31,21 @@ Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<doub
       sweep && !phase.search ? !phase.concurrency_levels.empty() : phase.concurrency.has_value();
   step.level = sweep              ? level
                : step.closed_loop ? std::optional<double>(static_cast<double>(*phase.concurrency))
+               : phase.speedup    ? phase.speedup
                                   : phase.rate;
   if (!step.level) return Status::InvalidInput("phase has neither a rate nor a concurrency");
+  step.may_end_early = sweep && (phase.decide_levels || phase.max_duration_s);
+  if (phase.schedule_seed) seed = *phase.schedule_seed;
 
   // A sweep level that may run on until it can tell is planned for its longest.
   const std::optional<double> duration_s =
       sweep && phase.max_duration_s ? phase.max_duration_s : phase.duration_s;
   load::LoadOptions& options = step.options;
-  options.requests = phase.requests;
+  // Warmup requests come first, on top of the measured ones.
+  options.requests = phase.requests
+                         ? std::optional<int64_t>(*phase.requests + phase.warmup_requests)
+                         : std::nullopt;
+  options.warmup_requests = phase.warmup_requests;
   options.duration_s = duration_s;
   options.grace_s = phase.grace_s;
   options.workers = workers;
@@ -58,22 +65,26 @@ Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<doub
   for (const manifest::Spike& s : phase.spikes)
     spikes.push_back({.at_s = s.at_s, .duration_s = s.duration_s, .rate = s.rate});
   Result<std::vector<load::Arrival>> arrivals =
-      trace ? load::BuildTraceReplay(*trace, *step.level, phase.requests, duration_s)
-            : load::BuildOpenLoop({.rate = *step.level,
-                                   .process = phase.arrival == manifest::Arrival::kPoisson
-                                                  ? load::ArrivalProcess::kPoisson
-                                              : phase.arrival == manifest::Arrival::kGamma
-                                                  ? load::ArrivalProcess::kGamma
-                                                  : load::ArrivalProcess::kConstant,
-                                   .burstiness = phase.burstiness.value_or(1),
-                                   .ramp_to = phase.ramp_to,
-                                   .spikes = spikes,
-                                   .duration_s = duration_s,
-                                   .requests = phase.requests,
-                                   .seed = seed,
-                                   // A sweep level offers its nominal rate over the time it surely
-                                   // runs, so that "holds up to 16 req/s" means 16.
-                                   .exact_count_s = sweep ? phase.duration_s : std::nullopt});
+      trace && phase.speedup ? load::BuildTraceSchedule(*trace, {.speedup = *phase.speedup,
+                                                                 .requests = phase.requests,
+                                                                 .duration_s = phase.duration_s})
+      : trace
+          ? load::BuildTraceReplay(*trace, *step.level, phase.requests, duration_s)
+          : load::BuildOpenLoop(
+                {.rate = *step.level,
+                 .process =
+                     phase.arrival == manifest::Arrival::kPoisson ? load::ArrivalProcess::kPoisson
+                     : phase.arrival == manifest::Arrival::kGamma ? load::ArrivalProcess::kGamma
+                                                                  : load::ArrivalProcess::kConstant,
+                 .burstiness = phase.burstiness.value_or(1),
+                 .ramp_to = phase.ramp_to,
+                 .spikes = spikes,
+                 .duration_s = duration_s,
+                 .requests = options.requests,
+                 .seed = seed,
+                 // A sweep level offers its nominal rate over the time it surely
+                 // runs, so that "holds up to 16 req/s" means 16.
+                 .exact_count_s = sweep && phase.decide_levels ? phase.duration_s : std::nullopt});
   if (!arrivals.ok()) return arrivals.status();
   options.arrivals = std::move(*arrivals);
   const std::vector<load::Arrival>& a = options.arrivals;

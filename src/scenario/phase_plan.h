@@ -19,11 +19,12 @@ namespace stagegate::scenario {
 /// The load of one phase, or of one level of a sweep, ready for the engine.
 struct PhaseStep {
   manifest::PhaseKind kind = manifest::PhaseKind::kSteady;
-  std::optional<double> level;         // the rate (req/s) or concurrency this step runs at
+  std::optional<double> level;         // the rate (req/s), concurrency or trace speedup it runs at
   bool closed_loop = false;            // level is a concurrency
   std::optional<double> offered_rate;  // open loop: the drawn schedule's mean rate
   std::string label;                   // a fault-control step's name; "" for a load phase
   bool at_rest = false;                // the answers sampled one at a time for review
+  bool may_end_early = false;          // a sweep level its live controller may end once it is told
   load::LoadOptions options;
   /// Kept in the stored phase's config beside its load (a fault probe's actuator and restore
   /// time), so that `merge` can judge the probe again from the store.

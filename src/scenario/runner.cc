@@ -316,16 +316,17 @@ void Runner::SummarizeLoad(StepResult& result, const load::LoadResult& load, con
   result.interrupted = load.interrupted;
   result.start_lag_ns = load.start_lag_ns;
   result.client_cpu_s = load.client_cpu_s;
+  result.idle_poll_s = load.idle_poll_s;
+  result.workers = load.workers;
+  result.dropped = load.dropped;
   result.receive = load.receive;
+  for (double busy : load.worker_busy)
+    result.max_worker_busy = std::max(result.max_worker_busy, busy);
   // On a fake clock (a test's scripted transport) CPU against the clock's time says nothing.
-  double busiest = 0;
-  if (!transport_)
-    for (double busy : load.worker_busy)
-      busiest = std::max(busiest, busy);
   result.client_warnings = CheckClient({.metrics = result.metrics,
                                         .records = load.records,
                                         .open_loop = !step.closed_loop,
-                                        .max_worker_busy = busiest,
+                                        .max_worker_busy = transport_ ? 0 : result.max_worker_busy,
                                         .receive_times = step.options.receive_times,
                                         .receive = load.receive});
 }
@@ -374,11 +375,12 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
        .phase = StoredName(step),
        .at_rest = step.at_rest,
        .level = step.level,
-       .label = stage + (step.at_rest ? " at rest " : " ") + StepName(step),
+       .label = settings_.step_label ? settings_.step_label(stage, step)
+                                     : stage + (step.at_rest ? " at rest " : " ") + StepName(step),
        .config = config,
        .options = step.options,
        .source = source,
-       .end_early = level && !settings_.sharded()
+       .end_early = level && step.may_end_early && !settings_.sharded()
                         ? LevelController(*level, !step.closed_loop, step.options.arrivals, planned,
                                           ended_early_reason)
                         : StepRunner::EndEarly(),
@@ -413,14 +415,20 @@ void Runner::StartTelemetry(const Plan& plan, RunReport& report) {
 }
 
 Status Runner::FlushTelemetry() {
-  return telemetry_ ? telemetry_->Flush(store_, run_id_) : Status::Ok();
+  return telemetry_ ? telemetry_->Flush(store_, run_id_,
+                                        settings_.keep_telemetry ? &telemetry_kept_ : nullptr)
+                    : Status::Ok();
 }
 
 Status Runner::FinishTelemetry(RunReport& report) {
   if (!telemetry_) return Status::Ok();
-  Result<std::vector<TelemetrySource>> sources = telemetry_->Finish(store_, run_id_);
+  Result<std::vector<TelemetrySource>> sources =
+      telemetry_->Finish(store_, run_id_, settings_.keep_telemetry ? &telemetry_kept_ : nullptr);
   if (!sources.ok()) return sources.status();
   report.telemetry = std::move(*sources);
+  report.telemetry_samples = std::move(telemetry_kept_);
+  std::stable_sort(report.telemetry_samples.begin(), report.telemetry_samples.end(),
+                   [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; });
   telemetry_.reset();
   return Status::Ok();
 }
@@ -488,8 +496,13 @@ Status Runner::RunStageSweep(const PlanStage& stage, size_t index,
                                        scenario.target.timeouts, settings_.workers, InputTrace());
     if (!step.ok()) return step.status();
     UseSessions(*stage.requests, *step);
+    // A level's duration: its phase's, or how long its schedule lasts.
+    LevelCriteria level_criteria = criteria;
+    if (!phase.duration_s && !step->options.arrivals.empty())
+      level_criteria.duration_s =
+          static_cast<double>(step->options.arrivals.back().intended_ns) / 1e9;
     Result<StepResult> ran =
-        RunStep(stage.effective.name, std::move(*step), source, false, &criteria);
+        RunStep(stage.effective.name, std::move(*step), source, false, &level_criteria);
     if (!ran.ok()) return ran.status();
     SummarizeSessions(*stage.requests, *ran);
     stats::LevelOutcome outcome = OutcomeOf(level, *ran->level);
@@ -497,7 +510,7 @@ Status Runner::RunStageSweep(const PlanStage& stage, size_t index,
     return outcome;
   };
   SweepPlan plan = SweepPlanOf(phase);
-  plan.every_level = settings_.sharded();
+  plan.every_level = settings_.sharded() || !phase.decide_levels;
   Result<SweepResult> sweep = RunSweep(plan, run_level, stop_, clock_);
   if (!sweep.ok()) return sweep.status();
   result.capacity = sweep->finding;
@@ -575,14 +588,15 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
     SG_RETURN_IF_ERROR(RunStagePhases(stage, i, stage_result));
     // Quality samples of the final stage: at rest, one request at a time, and under load.
     const StageRequests& requests = *stage.requests;
-    if (i == final_stage && requests.task_count() == 0)
+    if (i == final_stage && requests.task_count() == 0 && !settings_.load_only)
       report.notes.push_back(
           std::string("no quality samples: the input is ") +
           (bundle_.scenario.input.source == manifest::InputSource::kDataset ? "a dataset"
            : bundle_.scenario.input.source == manifest::InputSource::kTrace ? "a trace"
                                                                             : "synthetic") +
           ", with no task to review");
-    if (i == final_stage && !stop_.load() && requests.task_count() > 0 && first_shard)
+    if (i == final_stage && !stop_.load() && requests.task_count() > 0 && first_shard &&
+        !settings_.load_only)
       SG_RETURN_IF_ERROR(SampleAnswers(requests, stage_result, report));
     if (!stage_result.passed() && scenario.on_stage_failure == manifest::OnStageFailure::kStop) {
       stopped_by_policy = true;
@@ -592,12 +606,13 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
     report.stages.push_back(std::move(stage_result));
   }
   // The fault controls send one request at a time, not load: the first shard alone runs them.
-  if (!first_shard)
+  const bool controls = first_shard && !settings_.load_only;
+  if (!first_shard && !settings_.load_only)
     report.notes.push_back("shard " + load::FormatShard(settings_.shard) +
                            ": quality samples and fault controls are the first shard's");
-  if (!stop_.load() && plan.stages[final_stage].requests && first_shard)
+  if (!stop_.load() && plan.stages[final_stage].requests && controls)
     SG_RETURN_IF_ERROR(RunDenialProbes(*plan.stages[final_stage].requests, plan.endpoint, report));
-  if (!stop_.load() && plan.stages[final_stage].requests && first_shard)
+  if (!stop_.load() && plan.stages[final_stage].requests && controls)
     SG_RETURN_IF_ERROR(RunToolOutageProbes(*plan.stages[final_stage].requests, plan, report));
   SG_RETURN_IF_ERROR(FinishTelemetry(report));
   report.interrupted = stop_.load();

@@ -58,6 +58,13 @@ struct RunSettings {
   /// `merge`: every step is taken from the store (ResumeFrom), nothing is sent, no application
   /// is started; a step the store does not hold is an error. Not stored.
   bool replay = false;
+  /// Load alone (`profile`): no quality samples and no fault controls, nor notes about them.
+  bool load_only = false;
+  /// Every telemetry sample stored is kept in the report too (RunReport::telemetry_samples).
+  bool keep_telemetry = false;
+  /// How the console names a step of a stage (its progress lines); empty: "STAGE STEP", e.g.
+  /// "bare sweep 8.00 req/s". Not stored.
+  std::function<std::string(const std::string& stage, const PhaseStep& step)> step_label;
 
   /// The plan is one of shards: every sweep level runs, and none ends early.
   bool sharded() const { return shard.count > 1 || merged_shards > 1; }
@@ -105,6 +112,10 @@ struct StepResult {
   bool resumed = false;                  // taken from the store, measured before a resume
   int64_t started_ns = 0, ended_ns = 0;  // from the run's origin
   double client_cpu_s = 0;
+  double idle_poll_s = 0;      // of client_cpu_s, busy polling that found nothing
+  double max_worker_busy = 0;  // the busiest worker's share of the step, idle polling left out
+  int workers = 0;
+  int64_t dropped = 0;         // arrivals dropped at a full max_concurrency
   load::ReceiveStats receive;  // how arrivals were stamped (not kept for a resumed step)
   std::map<std::string, double> server_timing_ms;  // mean per Server-Timing entry
   size_t first_record = 0, record_count = 0;       // where its records are in Runner::records()
@@ -149,6 +160,8 @@ struct StageResult {
 struct RunReport {
   std::string run_id;
   std::vector<TelemetrySource> telemetry;
+  /// With RunSettings::keep_telemetry: every sample as stored, oldest first.
+  std::vector<telemetry::TimedSample> telemetry_samples;
   bool interrupted = false;
   std::vector<StageResult> stages;
   int64_t samples_at_rest = 0, samples_under_load = 0;
@@ -174,6 +187,13 @@ class Runner {
   /// the sim.
   Result<RunReport> Run(const std::string& run_id, const std::function<Status()>& on_planned,
                         const ResumeFrom* resume = nullptr);
+
+  /// The input's files, read already (the tokenizer, dataset or trace the scenario's input
+  /// names): the run uses these instead of reading them again.
+  void UseInputFiles(InputFiles files) {
+    input_files_ = std::move(files);
+    input_files_read_ = true;
+  }
 
   /// Every record of the run, in run order (for requests.jsonl).
   const std::vector<load::RequestRecord>& records() const { return records_; }
@@ -272,6 +292,7 @@ class Runner {
   std::optional<StepRunner> steps_;  // set once the run starts
   // The telemetry sources; the sampler outlives the scrapers that read it (destroyed first).
   std::optional<TelemetryScrapers> telemetry_;
+  std::vector<telemetry::TimedSample> telemetry_kept_;  // with settings_.keep_telemetry
   std::vector<load::RequestRecord> records_;
   std::set<std::string> refusal_tasks_;             // a denial of these is the right answer
   std::vector<std::set<std::string>> scope_tasks_;  // the tasks of each threshold scope

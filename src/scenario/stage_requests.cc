@@ -44,7 +44,8 @@ json ToolsJson(const manifest::Corpus& corpus) {
 load::DatasetOptions InputDatasetOptions(const manifest::InputSpec& input) {
   return {.format = load::DatasetFormatFromName(input.dataset_format),
           .min_tokens = input.min_tokens,
-          .max_tokens = input.max_tokens};
+          .max_tokens = input.max_tokens,
+          .max_output_tokens = input.max_output_tokens};
 }
 
 bool LoadInputFiles(const manifest::Scenario& scenario, manifest::Diagnostics& diagnostics,
