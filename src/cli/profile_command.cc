@@ -15,8 +15,6 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/profile_options.h"
-#include "cli/profile_report.h"
-#include "cli/profile_telemetry.h"
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
 #include "http/openai_request.h"
@@ -26,6 +24,8 @@
 #include "load/synthetic.h"
 #include "manifest/corpus.h"
 #include "manifest/fingerprint.h"
+#include "report/server_series.h"
+#include "scenario/profile_output.h"
 #include "scenario/runner.h"
 #include "store/store.h"
 
@@ -68,18 +68,20 @@ class ProfileCommand : public Command, private ProfileFlags {
   /// Levels are ended early once decided, and judged as a gate, only when asked for.
   bool Gating() const { return search_ || !slos_.empty(); }
   /// The table, each level's sessions, self-check and notes, and the capacity finding.
-  void PrintLevels(console::Console& console, const std::vector<ProfileLevel>& levels,
+  void PrintLevels(console::Console& console, const std::vector<scenario::ProfileLevel>& levels,
                    const std::optional<scenario::SweepResult>& sweep, bool interrupted) const;
   /// The exit code of a profile that was not interrupted: with --slo or a search, its gate.
-  ExitCode GateExit(const std::vector<ProfileLevel>& levels,
+  ExitCode GateExit(const std::vector<scenario::ProfileLevel>& levels,
                     const std::optional<scenario::SweepResult>& sweep) const;
   /// The outputs beside the store's findings: profile.json, profile.csv, requests.jsonl, the
   /// AIPerf exports and server_metrics.csv; the findings kept with the run.
   Status WriteOutputs(const std::string& out_dir, const std::string& run_id,
                       const scenario::RunReport& report, const scenario::Runner& runner,
-                      store::Store& store, const std::vector<ProfileLevel>& levels,
+                      store::Store& store, const std::vector<scenario::ProfileLevel>& levels,
                       const std::optional<scenario::SweepResult>& sweep, bool interrupted,
                       std::vector<std::string>& written);
+  /// The run's settings: the client's own (workers, response memory), the shard, load alone.
+  scenario::RunSettings Settings() const;
   json Config() const;
   json InputConfig() const;
   load::DatasetOptions DatasetOptions() const {
@@ -341,14 +343,7 @@ Status ProfileCommand::BuildScenario() {
   s.stages = {std::move(stage)};
   s.input = Input();
   s.phases = {LoadPhase()};
-  // Each SLO becomes a threshold at --slo-percentile, as a scenario's thresholds are.
-  for (const load::Slo& slo : slos_) {
-    const std::string name = slo.metric.substr(0, slo.metric.size() - 3);
-    for (const auto& [metric, metric_name] : manifest::kLatencyMetricNames)
-      if (metric_name == name)
-        s.thresholds.latency.push_back(
-            {.metric = metric, .percentile = slo_percentile_, .max_ms = slo.max_ms});
-  }
+  s.thresholds.latency = scenario::SloThresholds(slos_, slo_percentile_);
   s.telemetry = {.scrape_interval_ms = scrape_interval_ms_,
                  .gpu = gpu_.front() == "auto"   ? manifest::GpuTelemetry::kAuto
                         : gpu_.front() == "dcgm" ? manifest::GpuTelemetry::kDcgm
@@ -450,23 +445,24 @@ json ProfileCommand::InputConfig() const {
           {"output_tokens", output_tokens_}};
 }
 
-void ProfileCommand::PrintLevels(console::Console& console, const std::vector<ProfileLevel>& levels,
+void ProfileCommand::PrintLevels(console::Console& console,
+                                 const std::vector<scenario::ProfileLevel>& levels,
                                  const std::optional<scenario::SweepResult>& sweep,
                                  bool interrupted) const {
-  for (const std::string& line : ProfileTable(levels))
+  for (const std::string& line : scenario::ProfileTable(levels))
     console.Line(line);
   if (interrupted)
     console.Line("* interrupted: the level stopped early; what was measured is kept");
-  for (const ProfileLevel& level : levels) {
-    for (const std::string& line : SessionLines(level))
+  for (const scenario::ProfileLevel& level : levels) {
+    for (const std::string& line : scenario::SessionLines(level))
       console.Line(line);
-    for (const std::string& line : SelfCheckLines(level))
+    for (const std::string& line : scenario::SelfCheckLines(level))
       console.Line(line);
     for (const std::string& warning : level.metrics.warnings)
       console.Line("  note: " + warning);
   }
   const std::string unit = concurrency_.empty() ? "req/s" : "concurrent";
-  for (const std::string& line : CapacityLines(levels, sweep, unit, search_))
+  for (const std::string& line : scenario::CapacityLines(levels, sweep, unit, search_))
     console.Line(line);
   if (search_ && sweep && sweep->finding.inconclusive && !max_duration_s_)
     console.Line(
@@ -474,7 +470,7 @@ void ProfileCommand::PrintLevels(console::Console& console, const std::vector<Pr
         "each level run on past --duration until it can");
 }
 
-ExitCode ProfileCommand::GateExit(const std::vector<ProfileLevel>& levels,
+ExitCode ProfileCommand::GateExit(const std::vector<scenario::ProfileLevel>& levels,
                                   const std::optional<scenario::SweepResult>& sweep) const {
   if (!Gating()) return ExitCode::kOk;
   // The gate: a search must find a sustained rate; fixed levels must all hold their SLOs.
@@ -485,7 +481,7 @@ ExitCode ProfileCommand::GateExit(const std::vector<ProfileLevel>& levels,
     return sweep->finding.holds_up_to ? ExitCode::kOk : ExitCode::kGateFailed;
   }
   bool inconclusive = false;
-  for (const ProfileLevel& level : levels) {
+  for (const scenario::ProfileLevel& level : levels) {
     if (level.Verdict() == scenario::LevelVerdict::kFail) return ExitCode::kGateFailed;
     inconclusive = inconclusive || level.Verdict() == scenario::LevelVerdict::kInconclusive;
   }
@@ -495,18 +491,23 @@ ExitCode ProfileCommand::GateExit(const std::vector<ProfileLevel>& levels,
 Status ProfileCommand::WriteOutputs(const std::string& out_dir, const std::string& run_id,
                                     const scenario::RunReport& report,
                                     const scenario::Runner& runner, store::Store& store,
-                                    const std::vector<ProfileLevel>& levels,
+                                    const std::vector<scenario::ProfileLevel>& levels,
                                     const std::optional<scenario::SweepResult>& sweep,
                                     bool interrupted, std::vector<std::string>& written) {
-  json profile =
-      ProfileJson(config_, manifest::ProfileFingerprint(config_), run_id, levels, interrupted);
-  std::vector<LevelWindow> windows;
-  for (const ProfileLevel& level : levels)
+  json profile = scenario::ProfileJson(config_, manifest::ProfileFingerprint(config_), run_id,
+                                       levels, interrupted);
+  std::vector<scenario::LevelWindow> windows;
+  for (const scenario::ProfileLevel& level : levels)
     windows.push_back({level.kind, level.value, level.started_ns, level.ended_ns});
   if (!report.telemetry.empty()) {
-    Result<json> server = ServerMetricsJson(report.telemetry, windows, store, run_id);
-    if (!server.ok()) return server.status();
-    profile["server_metrics"] = std::move(*server);
+    std::vector<scenario::LevelSeries> series;
+    for (const scenario::LevelWindow& level : windows) {
+      Result<scenario::LevelSeries> read =
+          report::ReadServerSeries(store, run_id, level.started_ns, level.ended_ns);
+      if (!read.ok()) return read.status();
+      series.push_back(std::move(*read));
+    }
+    profile["server_metrics"] = scenario::ServerMetricsJson(report.telemetry, windows, series);
   }
   const scenario::StageResult& stage = report.stages.front();
   if (slice_s_)
@@ -519,16 +520,42 @@ Status ProfileCommand::WriteOutputs(const std::string& out_dir, const std::strin
   profile["origin_steady_ns"] = runner.origin_ns();
   if (!report.sharding.is_null()) profile["sharding"] = report.sharding;
   const bool synthetic = bundle_.scenario.input.source == manifest::InputSource::kSynthetic;
-  Result<std::vector<std::string>> aiperf =
-      WriteProfileOutputs(out_dir, profile, levels, runner.records(), slos_,
-                          synthetic ? &synthetic_ : nullptr, WallNsAtSteady(runner.origin_ns()));
+  Result<std::vector<std::string>> aiperf = scenario::WriteProfileOutputs(
+      out_dir, profile, levels, runner.records(), slos_, synthetic ? &synthetic_ : nullptr,
+      WallNsAtSteady(runner.origin_ns()));
   if (!aiperf.ok()) return aiperf.status();
   written = std::move(*aiperf);
   if (!report.telemetry.empty())
-    SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/server_metrics.csv",
-                                           ServerMetricsCsv(report.telemetry_samples, windows)));
-  return KeepFindings(store, run_id, ProfileFindings(profile, model_, levels, sweep, search_),
-                      interrupted);
+    SG_RETURN_IF_ERROR(
+        WriteFileAtomically(out_dir + "/server_metrics.csv",
+                            scenario::ServerMetricsCsv(report.telemetry_samples, windows)));
+  return scenario::KeepFindings(store, run_id,
+                                scenario::ProfileFindings(profile, model_, levels, sweep, search_),
+                                interrupted);
+}
+
+scenario::RunSettings ProfileCommand::Settings() const {
+  return {
+      .workers = workers_,
+      .response_memory_bytes = static_cast<int64_t>(std::ceil(response_memory_mib_ * (1 << 20))),
+      .shard = shard_,
+      .start_at_unix_ms = start_at_unix_ms_,
+      .load_only = true,
+      .keep_telemetry = true,
+      .step_label = [](const std::string&, const scenario::PhaseStep& step) {
+        return scenario::LevelLabel(scenario::LevelKind(step), step.level.value_or(0));
+      }};
+}
+
+void PrintWritten(console::Console& console, const std::string& out_dir, const std::string& db_path,
+                  bool telemetry, size_t aiperf_dirs) {
+  console.Line("wrote " + out_dir + "/profile.json, " + out_dir + "/profile.csv, " + out_dir +
+               "/requests.jsonl" + (telemetry ? ", " + out_dir + "/server_metrics.csv" : "") +
+               "; store " + db_path);
+  if (aiperf_dirs > 0)
+    console.Line("AIPerf-compatible export: " +
+                 (aiperf_dirs == 1 ? out_dir + "/profile_export_aiperf.json and .csv"
+                                   : out_dir + "/aiperf/*/profile_export_aiperf.json and .csv"));
 }
 
 ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& console) {
@@ -557,19 +584,9 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
 
   std::atomic<bool> stop{false};
   StopOnSignal stop_on_signal(stop);
-  scenario::RunSettings settings{
-      .workers = workers_,
-      .response_memory_bytes = static_cast<int64_t>(std::ceil(response_memory_mib_ * (1 << 20))),
-      .shard = shard_,
-      .start_at_unix_ms = start_at_unix_ms_,
-      .load_only = true,
-      .keep_telemetry = true,
-      .step_label = [](const std::string&, const scenario::PhaseStep& step) {
-        return LevelLabel(LevelKind(step), step.level.value_or(0));
-      }};
   const bool tokenizer = input_.tokenizer != nullptr;
   // A test's seam: its fake clock and scripted application instead of the steady clock and curl.
-  scenario::Runner runner(bundle_, std::move(settings), **store, console, stop,
+  scenario::Runner runner(bundle_, Settings(), **store, console, stop,
                           global.seam ? *global.seam : scenario::RunSeam());
   runner.UseInputFiles(std::move(input_));
   const auto create_run = [&] {
@@ -586,10 +603,10 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
     return fail(report.status(), report.status().code() == Status::Code::kInvalidInput
                                      ? ExitCode::kInvalidInput
                                      : ExitCode::kRuntimeFailure);
-  std::vector<ProfileLevel> levels;
+  std::vector<scenario::ProfileLevel> levels;
   bool interrupted = report->interrupted;
   for (const scenario::StepResult& step : report->stages.front().steps) {
-    levels.push_back(LevelOf(step, runner.RecordsOf(step), tokenizer));
+    levels.push_back(scenario::LevelOf(step, runner.RecordsOf(step), tokenizer));
     interrupted = interrupted || step.interrupted;
   }
   std::optional<scenario::SweepResult> sweep;
@@ -605,15 +622,8 @@ ExitCode ProfileCommand::Run(const GlobalOptions& global, console::Console& cons
                                     interrupted, aiperf);
       !written.ok())
     return fail(written, ExitCode::kRuntimeFailure);
-  const bool telemetry = !report->telemetry.empty();
   console.Line("run " + run_id + (interrupted ? " (interrupted)" : ""));
-  console.Line("wrote " + out_dir + "/profile.json, " + out_dir + "/profile.csv, " + out_dir +
-               "/requests.jsonl" + (telemetry ? ", " + out_dir + "/server_metrics.csv" : "") +
-               "; store " + db_path);
-  if (!aiperf.empty())
-    console.Line("AIPerf-compatible export: " +
-                 (aiperf.size() == 1 ? out_dir + "/profile_export_aiperf.json and .csv"
-                                     : out_dir + "/aiperf/*/profile_export_aiperf.json and .csv"));
+  PrintWritten(console, out_dir, db_path, !report->telemetry.empty(), aiperf.size());
   if (interrupted) return ExitCode::kInterrupted;
   return GateExit(levels, sweep);
 }

@@ -9,13 +9,13 @@
 #include "base/files.h"
 #include "base/strings.h"
 #include "cli/merge.h"
-#include "cli/profile_report.h"
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
 #include "load/metrics.h"
 #include "manifest/fingerprint.h"
 #include "scenario/capacity_search.h"
 #include "scenario/level_judge.h"
+#include "scenario/profile_output.h"
 #include "stats/summary.h"
 
 namespace stagegate::cli {
@@ -38,14 +38,7 @@ std::vector<load::Slo> SlosOf(const json& config) {
 
 scenario::LevelCriteria CriteriaOf(const json& config, const std::vector<load::Slo>& slos) {
   scenario::LevelCriteria criteria;
-  const double percentile = Number(config, "slo_percentile", 95);
-  for (const load::Slo& slo : slos) {
-    const std::string name = slo.metric.substr(0, slo.metric.size() - 3);
-    for (const auto& [metric, metric_name] : manifest::kLatencyMetricNames)
-      if (metric_name == name)
-        criteria.thresholds.latency.push_back(
-            {.metric = metric, .percentile = percentile, .max_ms = slo.max_ms});
-  }
+  criteria.thresholds.latency = scenario::SloThresholds(slos, Number(config, "slo_percentile", 95));
   criteria.min_share = Number(config, "keep_pace", 0.95);
   criteria.min_completed = static_cast<int64_t>(Number(config, "min_completed", 30));
   if (config.value("max_duration_s", json()).is_number())
@@ -80,6 +73,59 @@ json ShardList(const std::vector<ShardRun>& shards, const std::vector<json>& pro
                                                 : "none: a shard stored before profiles kept "
                                                   "their findings; give its output folder"}});
   return shard_list;
+}
+
+// Each shard's row of level `l` in its profile.json (null where it has none).
+std::vector<json> ShardRows(const std::vector<json>& profiles, size_t l) {
+  std::vector<json> rows;
+  for (const json& p : profiles)
+    rows.push_back(p.is_object() && p.contains("levels") && l < p["levels"].size() ? p["levels"][l]
+                                                                                   : json());
+  return rows;
+}
+
+// A level over every shard's `records`, judged again; its client figures each shard's (`rows`,
+// one a shard), summed or the busiest; a shard that started it late goes to `late`.
+scenario::ProfileLevel MergedLevel(const store::PhaseInfo& phase,
+                                   const std::vector<load::RequestRecord>& records,
+                                   const std::vector<load::Slo>& slos,
+                                   const scenario::LevelCriteria& criteria,
+                                   const std::vector<json>& rows,
+                                   const std::vector<ShardRun>& shards, json& late) {
+  scenario::ProfileLevel level{.kind = phase.ProfileLevelKind(),
+                               .value = phase.level.value_or(0),
+                               .metrics = load::ComputeMetrics(records, slos),
+                               .interrupted = phase.status != store::PhaseStatus::kComplete};
+  const bool open_loop = level.kind != "concurrency";
+  // The offered rate of the whole schedule: every arrival of every shard is a record.
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const load::RequestRecord& r : records) {
+    first = std::min(first, r.intended_ns);
+    last = std::max(last, r.intended_ns);
+  }
+  if (open_loop && records.size() > 1 && last > first)
+    level.offered_rate =
+        static_cast<double>(records.size() - 1) / (static_cast<double>(last - first) / 1e9);
+  // What each shard's client spent on its part: summed, or the busiest.
+  for (size_t s = 0; s < rows.size(); ++s) {
+    const json& row = rows[s];
+    if (!row.is_object()) continue;
+    const json check = row.value("self_check", json::object());
+    level.client_cpu_s += Number(check, "client_cpu_s", 0);
+    level.idle_poll_s += Number(check, "client_idle_poll_s", 0);
+    level.wall_s = std::max(level.wall_s, Number(check, "wall_s", 0));
+    level.workers += static_cast<int>(Number(check, "workers", 0));
+    level.dropped += static_cast<int64_t>(Number(check, "dropped", 0));
+    level.max_worker_busy = std::max(level.max_worker_busy, Number(check, "max_worker_busy", 0));
+    if (row.contains("start_lag_ms"))
+      late.push_back({{"shard", load::FormatShard(shards[s].settings.shard)},
+                      {"level", level.value},
+                      {"start_lag_ms", row["start_lag_ms"]}});
+  }
+  level.judgement = scenario::JudgeLevel(records, level.metrics, {}, criteria, open_loop,
+                                         phase.started_ns.value_or(0));
+  scenario::CheckClient(level, records);
+  return level;
 }
 
 }  // namespace
@@ -121,7 +167,7 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
     profiles.push_back(ShardProfile(shard));
   const std::vector<load::Slo> slos = SlosOf(config);
   const scenario::LevelCriteria criteria = CriteriaOf(config, slos);
-  std::vector<ProfileLevel> levels;
+  std::vector<scenario::ProfileLevel> levels;
   bool interrupted = false;
   json late = json::array();
   for (size_t l = 0; l < merged->phases.size(); ++l) {
@@ -129,64 +175,32 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
     std::vector<load::RequestRecord> records;
     for (const load::RequestRecord& r : merged->records)
       if (r.phase_id == phase.id) records.push_back(r);
-    ProfileLevel level{.kind = phase.phase,
-                       .value = phase.level.value_or(0),
-                       .metrics = load::ComputeMetrics(records, slos),
-                       .interrupted = phase.status != store::PhaseStatus::kComplete};
-    const bool open_loop = level.kind != "concurrency";
-    // The offered rate of the whole schedule: every arrival of every shard is a record.
-    int64_t first = INT64_MAX, last = INT64_MIN;
-    for (const load::RequestRecord& r : records) {
-      first = std::min(first, r.intended_ns);
-      last = std::max(last, r.intended_ns);
-    }
-    if (open_loop && records.size() > 1 && last > first)
-      level.offered_rate =
-          static_cast<double>(records.size() - 1) / (static_cast<double>(last - first) / 1e9);
-    // What each shard's client spent on its part: summed, or the busiest.
-    for (size_t s = 0; s < profiles.size(); ++s) {
-      const json& p = profiles[s];
-      if (!p.is_object() || !p.contains("levels") || l >= p["levels"].size()) continue;
-      const json& row = p["levels"][l];
-      const json check = row.value("self_check", json::object());
-      level.client_cpu_s += Number(check, "client_cpu_s", 0);
-      level.idle_poll_s += Number(check, "client_idle_poll_s", 0);
-      level.wall_s = std::max(level.wall_s, Number(check, "wall_s", 0));
-      level.workers += static_cast<int>(Number(check, "workers", 0));
-      level.dropped += static_cast<int64_t>(Number(check, "dropped", 0));
-      level.max_worker_busy = std::max(level.max_worker_busy, Number(check, "max_worker_busy", 0));
-      if (row.contains("start_lag_ms"))
-        late.push_back({{"shard", load::FormatShard(shards[s].settings.shard)},
-                        {"level", level.value},
-                        {"start_lag_ms", row["start_lag_ms"]}});
-    }
-    level.judgement = scenario::JudgeLevel(records, level.metrics, {}, criteria, open_loop,
-                                           phase.started_ns.value_or(0));
-    CheckClient(level, records);
+    scenario::ProfileLevel level =
+        MergedLevel(phase, records, slos, criteria, ShardRows(profiles, l), shards, late);
     level.record_count = records.size();
     interrupted = interrupted || level.interrupted;
     levels.push_back(std::move(level));
   }
   size_t at = 0;
-  for (ProfileLevel& level : levels) {  // records are in level order
+  for (scenario::ProfileLevel& level : levels) {  // records are in level order
     level.first_record = at;
     at += level.record_count;
   }
 
-  for (const std::string& line : ProfileTable(levels))
+  for (const std::string& line : scenario::ProfileTable(levels))
     console.Line(line);
   std::optional<scenario::SweepResult> sweep;
   const bool closed_loop = !levels.empty() && levels.front().kind == "concurrency";
   if (!levels.empty() && levels.front().kind != "trace") {
     sweep.emplace();
-    for (const ProfileLevel& level : levels)
+    for (const scenario::ProfileLevel& level : levels)
       sweep->outcomes.push_back(scenario::OutcomeOf(level.value, *level.judgement));
     sweep->finding = stats::FindCapacity(sweep->outcomes);
   }
   for (const std::string& line :
-       CapacityLines(levels, sweep, closed_loop ? "concurrent" : "req/s", false))
+       scenario::CapacityLines(levels, sweep, closed_loop ? "concurrent" : "req/s", false))
     console.Line(line);
-  json profile = ProfileJson(config, fingerprint, run_id, levels, interrupted);
+  json profile = scenario::ProfileJson(config, fingerprint, run_id, levels, interrupted);
   if (sweep) profile["capacity"] = scenario::CapacityJson(*sweep, closed_loop, false);
   const json shard_list = ShardList(shards, profiles);
   profile["sharding"] = {{"merged_shards", shards.size()},
@@ -197,11 +211,12 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
       shards.front().settings.start_at_unix_ms
           ? *shards.front().settings.start_at_unix_ms * 1'000'000
           : WallNsAtSteady(static_cast<int64_t>(Number(profiles.front(), "origin_steady_ns", 0)));
-  Result<std::vector<std::string>> written =
-      WriteProfileOutputs(out_dir, profile, levels, merged->records, slos, nullptr, wall_origin_ns);
+  Result<std::vector<std::string>> written = scenario::WriteProfileOutputs(
+      out_dir, profile, levels, merged->records, slos, nullptr, wall_origin_ns);
   if (!written.ok()) return Fail(console, "merge", written.status());
-  if (Status kept = KeepFindings(
-          store, run_id, ProfileFindings(profile, config.value("model", ""), levels, sweep, false),
+  if (Status kept = scenario::KeepFindings(
+          store, run_id,
+          scenario::ProfileFindings(profile, config.value("model", ""), levels, sweep, false),
           interrupted);
       !kept.ok())
     return Fail(console, "merge", kept);

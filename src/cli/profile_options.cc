@@ -7,6 +7,7 @@
 
 #include "base/http_header.h"
 #include "base/strings.h"
+#include "http/url_check.h"
 #include "stats/summary.h"
 
 namespace stagegate::cli {
@@ -254,6 +255,25 @@ void ProfileFlags::AddOptions(CLI::App& app) {
                  "Milliseconds between scrapes of --metrics-url and --gpu")
       ->capture_default_str()
       ->check(Between(1, 3'600'000));
+}
+
+std::vector<std::string> CheckTelemetryOptions(const ProfileTelemetryOptions& options) {
+  std::vector<std::string> problems;
+  if (!options.metrics_url.empty())
+    if (Status url = http::CheckHttpUrl(options.metrics_url); !url.ok())
+      problems.push_back("--metrics-url: " + url.message());
+  const std::vector<std::string>& gpu = options.gpu;
+  if (gpu.empty() || (gpu[0] != "auto" && gpu[0] != "off" && gpu[0] != "dcgm"))
+    problems.push_back("--gpu: give auto, off, or dcgm URL");
+  else if (gpu[0] == "dcgm" && gpu.size() != 2)
+    problems.push_back("--gpu dcgm: give the DCGM exporter's metrics URL after it");
+  else if (gpu[0] != "dcgm" && gpu.size() != 1)
+    problems.push_back("--gpu " + gpu[0] + ": takes no URL");
+  else if (gpu[0] == "dcgm")
+    if (Status url = http::CheckHttpUrl(gpu[1]); !url.ok())
+      problems.push_back("--gpu dcgm: " + url.message());
+  if (options.interval_ms < 1) problems.push_back("--scrape-interval-ms: must be at least 1");
+  return problems;
 }
 
 }  // namespace stagegate::cli

@@ -72,6 +72,16 @@ struct ProfileFlags {
   std::optional<double> slice_s_;
 };
 
+/// `--metrics-url`, `--gpu` and `--scrape-interval-ms`, as given.
+struct ProfileTelemetryOptions {
+  std::string metrics_url;       // "": the target's metrics are not scraped
+  std::vector<std::string> gpu;  // {"auto"}, {"off"} or {"dcgm", URL}
+  int64_t interval_ms = 1000;
+};
+
+/// The options' problems ("--gpu: ..."), each a line; none when they are good.
+std::vector<std::string> CheckTelemetryOptions(const ProfileTelemetryOptions& options);
+
 /// Parsers of `profile`'s option values that take more than a range check. Each fails with
 /// InvalidInput naming the option and what it expects.
 

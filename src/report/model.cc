@@ -141,20 +141,6 @@ std::map<int64_t, const store::PhaseInfo*> LivePhases(const std::vector<store::P
   return phase_of;
 }
 
-// A profile's level as compare names it: "request_rate 4", "concurrency 2" or "trace 10" (its
-// speedup). A profile stored before profiles ran as scenarios named its phases so already.
-std::string ProfileLevelKey(const store::PhaseInfo& p) {
-  std::string kind = p.phase;
-  if (p.phase == "sweep") {
-    const nlohmann::json config = nlohmann::json::parse(p.config_json, nullptr, false);
-    const bool closed = config.is_object() && config.value("closed_loop", false);
-    kind = closed ? "concurrency" : "request_rate";
-  } else if (p.phase == "steady") {
-    kind = "trace";
-  }
-  return kind + (p.level ? " " + FormatNumber(*p.level) : std::string());
-}
-
 // Latency distributions of every stage's steady phase (load only, not the answers sampled one at
 // a time at rest), or of every level of a profile run, keyed "<kind> <level>".
 void AddSteadyDistributions(const std::vector<load::RequestRecord>& records,
@@ -166,7 +152,9 @@ void AddSteadyDistributions(const std::vector<load::RequestRecord>& records,
       continue;
     const store::PhaseInfo& p = *found->second;
     if (!profile && (p.phase != "steady" || p.at_rest)) continue;
-    const std::string stage = profile ? ProfileLevelKey(p) : p.stage;
+    const std::string stage =
+        profile ? p.ProfileLevelKind() + (p.level ? " " + FormatNumber(*p.level) : std::string())
+                : p.stage;
     if (r.first_token_ns)
       charts.steady_ttft_ms[stage].push_back(static_cast<double>(*r.first_token_ns - *r.sent_ns) /
                                              1e6);

@@ -94,10 +94,11 @@ Result<Saturation> FindSaturation(store::Store& store, const store::RunInfo& run
                                   const std::string& final_stage, const std::string& unit) {
   std::vector<const store::PhaseInfo*> levels;
   for (const store::PhaseInfo& p : phases)
-    // A profile's levels are its sweep, stored as their kind ("request_rate", "concurrency").
+    // A sweep's levels; a profile stored before profiles ran as scenarios named them by kind.
     if (p.stage == final_stage &&
-        (p.phase == "sweep" || (run.is_profile() && p.phase != "trace")) && !p.at_rest && p.level &&
-        p.started_ns && p.ended_ns && p.status != store::PhaseStatus::kSuperseded)
+        (p.phase == "sweep" || (run.is_profile() && p.ProfileLevelKind() != "trace")) &&
+        !p.at_rest && p.level && p.started_ns && p.ended_ns &&
+        p.status != store::PhaseStatus::kSuperseded)
       levels.push_back(&p);
   std::sort(levels.begin(), levels.end(), [](const store::PhaseInfo* a, const store::PhaseInfo* b) {
     return *a->level < *b->level;

@@ -60,6 +60,18 @@ std::vector<load::Slo> SlosOf(const manifest::Thresholds& thresholds) {
   return slos;
 }
 
+std::vector<manifest::LatencyThreshold> SloThresholds(const std::vector<load::Slo>& slos,
+                                                      double percentile) {
+  std::vector<manifest::LatencyThreshold> thresholds;
+  for (const load::Slo& slo : slos) {
+    const std::string name = slo.metric.substr(0, slo.metric.size() - 3);  // "ttft_ms": ttft
+    for (const auto& [metric, metric_name] : manifest::kLatencyMetricNames)
+      if (metric_name == name)
+        thresholds.push_back({.metric = metric, .percentile = percentile, .max_ms = slo.max_ms});
+  }
+  return thresholds;
+}
+
 std::set<std::string> RefusalTasks(const manifest::Corpus& corpus) {
   std::set<std::string> tasks;
   for (const manifest::Task& task : corpus.tasks)

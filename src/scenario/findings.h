@@ -56,6 +56,9 @@ double CompletionRate(const load::PhaseMetrics& metrics, int64_t expected_denial
 /// corrected; schedule lag is the client's, not the application's): goodput counts the requests
 /// that meet every one.
 std::vector<load::Slo> SlosOf(const manifest::Thresholds& thresholds);
+/// Each per-request limit (`profile --slo ttft_ms:500`) as a latency threshold at `percentile`.
+std::vector<manifest::LatencyThreshold> SloThresholds(const std::vector<load::Slo>& slos,
+                                                      double percentile);
 
 /// The tasks of `corpus` meant to be refused (a `refusal` check expecting one).
 std::set<std::string> RefusalTasks(const manifest::Corpus& corpus);

@@ -87,11 +87,14 @@ Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<doub
                  .exact_count_s = sweep && phase.decide_levels ? phase.duration_s : std::nullopt});
   if (!arrivals.ok()) return arrivals.status();
   options.arrivals = std::move(*arrivals);
-  const std::vector<load::Arrival>& a = options.arrivals;
-  if (a.size() > 1 && a.back().intended_ns > a.front().intended_ns)
-    step.offered_rate = static_cast<double>(a.size() - 1) /
-                        (static_cast<double>(a.back().intended_ns - a.front().intended_ns) / 1e9);
+  step.offered_rate = OfferedRate(options.arrivals);
   return step;
+}
+
+std::optional<double> OfferedRate(std::span<const load::Arrival> a) {
+  if (a.size() < 2 || a.back().intended_ns <= a.front().intended_ns) return std::nullopt;
+  return static_cast<double>(a.size() - 1) /
+         (static_cast<double>(a.back().intended_ns - a.front().intended_ns) / 1e9);
 }
 
 SweepPlan SweepPlanOf(const manifest::LoadPhase& phase) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ uint64_t StepSeed(uint64_t seed, size_t stage_index, manifest::PhaseKind kind);
 Result<PhaseStep> PlanPhase(const manifest::LoadPhase& phase, std::optional<double> level,
                             uint64_t seed, const manifest::Timeouts& timeouts, int workers,
                             const std::vector<load::TraceEntry>* trace = nullptr);
+
+/// The mean rate of a schedule: its arrivals but one over the time from the first to the last;
+/// none for fewer than two, or all at one instant.
+std::optional<double> OfferedRate(std::span<const load::Arrival> arrivals);
 
 /// How a sweep phase chooses its levels (scenario/capacity_search.h).
 SweepPlan SweepPlanOf(const manifest::LoadPhase& phase);

@@ -530,6 +530,22 @@ Status Runner::RunStageSweep(const PlanStage& stage, size_t index,
   return Status::Ok();
 }
 
+json Runner::AgreeOnOrigin() {
+  // Time zero is the agreed instant: every shard's steps start at the same offsets from it.
+  const ClockAnchors anchors = ReadClockAnchors();
+  if (settings_.start_at_unix_ms)
+    origin_ns_ = anchors.steady_ns + (*settings_.start_at_unix_ms * 1'000'000 - anchors.wall_ns);
+  if (settings_.start_at_unix_ms && origin_ns_ < anchors.steady_ns)
+    console_.Line(
+        "start: " + FormatNumber(static_cast<double>(anchors.steady_ns - origin_ns_) / 1e9, 3) +
+        " s after --start-at; each step starts late by what it could not make up");
+  return {{"shard", load::FormatShard(settings_.shard)},
+          {"start_at_unix_ms",
+           settings_.start_at_unix_ms ? json(*settings_.start_at_unix_ms) : json(nullptr)},
+          {"anchors", {{"wall_ns", anchors.wall_ns}, {"steady_ns", anchors.steady_ns}}},
+          {"origin_steady_ns", origin_ns_}};
+}
+
 Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Status()>& on_planned,
                               const ResumeFrom* resume) {
   resume_ = resume;
@@ -543,22 +559,8 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
   origin_ns_ = clock_.NowNs();
   RunReport report{.run_id = run_id};
   const bool first_shard = settings_.shard.index == 0;
-  if (!settings_.replay && (settings_.shard.count > 1 || settings_.start_at_unix_ms)) {
-    // Time zero is the agreed instant: every shard's steps start at the same offsets from it.
-    const ClockAnchors anchors = ReadClockAnchors();
-    if (settings_.start_at_unix_ms)
-      origin_ns_ = anchors.steady_ns + (*settings_.start_at_unix_ms * 1'000'000 - anchors.wall_ns);
-    report.sharding = {
-        {"shard", load::FormatShard(settings_.shard)},
-        {"start_at_unix_ms",
-         settings_.start_at_unix_ms ? json(*settings_.start_at_unix_ms) : json(nullptr)},
-        {"anchors", {{"wall_ns", anchors.wall_ns}, {"steady_ns", anchors.steady_ns}}},
-        {"origin_steady_ns", origin_ns_}};
-    if (settings_.start_at_unix_ms && origin_ns_ < anchors.steady_ns)
-      console_.Line(
-          "start: " + FormatNumber(static_cast<double>(anchors.steady_ns - origin_ns_) / 1e9, 3) +
-          " s after --start-at; each step starts late by what it could not make up");
-  }
+  if (!settings_.replay && (settings_.shard.count > 1 || settings_.start_at_unix_ms))
+    report.sharding = AgreeOnOrigin();
   steps_.emplace(StepRunner::Context{.run_id = run_id_,
                                      .store = store_,
                                      .console = console_,

@@ -209,6 +209,9 @@ class Runner {
   struct Plan;
   struct PlanStage;
   Status Prepare(Plan& plan);
+  /// A run in shards, or with --start-at: time zero is the agreed wall-clock instant. Sets the
+  /// origin and returns the report's "sharding" (the shard, the start and the clock anchors).
+  nlohmann::json AgreeOnOrigin();
   /// Runs a step, or takes it from the run being resumed when its phase completed there (not
   /// when `measure_again`: then the stored phase is marked superseded).
   /// A sweep level (`level` set) may end early once it is decided, and is judged as a level.

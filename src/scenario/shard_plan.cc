@@ -68,6 +68,8 @@ void TakeShard(PhaseStep& step, load::Shard shard) {
   std::erase_if(arrivals, [shard](const load::Arrival& a) {
     return a.sequence % shard.count != shard.index;
   });
+  // What this shard's client is offered: its own part of the schedule.
+  if (step.offered_rate) step.offered_rate = OfferedRate(arrivals);
 }
 
 }  // namespace stagegate::scenario

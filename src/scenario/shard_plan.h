@@ -28,7 +28,8 @@ int64_t SlotNs(const PhaseStep& step);
 
 /// Keeps `shard`'s part of a planned step: of an open loop, the arrivals whose sequence %
 /// count == index (so the shards' union is the unsharded schedule, each arrival at its own
-/// time); a closed loop's concurrency and sequences the engine splits by `options.shard`.
+/// time), offered at the mean rate of those it keeps; a closed loop's concurrency and sequences
+/// the engine splits by `options.shard`.
 void TakeShard(PhaseStep& step, load::Shard shard);
 
 }  // namespace stagegate::scenario

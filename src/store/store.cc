@@ -125,6 +125,13 @@ std::string_view RunStatusName(RunStatus status) {
   return "?";
 }
 
+std::string PhaseInfo::ProfileLevelKind() const {
+  if (phase == "steady") return "trace";
+  if (phase != "sweep") return phase;
+  const nlohmann::json config = nlohmann::json::parse(config_json, nullptr, false);
+  return config.is_object() && config.value("closed_loop", false) ? "concurrency" : "request_rate";
+}
+
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {

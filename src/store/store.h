@@ -73,6 +73,10 @@ struct PhaseInfo {
 
   /// How the console and triage name its stage: "tools", or "tools at rest".
   std::string StageLabel() const { return at_rest ? stage + " at rest" : stage; }
+  /// A profile's level kind: "request_rate" or "concurrency" for a sweep level (from its
+  /// config's closed_loop), "trace" for its steady step; a profile stored before profiles ran as
+  /// scenarios named its phases so already.
+  std::string ProfileLevelKind() const;
 };
 
 /// One telemetry sample as stored: its series name, time on the run's clock and value.

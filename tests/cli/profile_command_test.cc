@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/profile_report.h"
 #include "http_test_server.h"
 #include "load/metrics.h"
+#include "scenario/profile_output.h"
 #include "sim/sim_server.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -412,17 +412,17 @@ TEST_CASE("profile replays a trace: each entry's lengths, at its time divided by
 
 TEST_CASE("the self-check of an open loop with no rate does not call it a closed loop",
           "[cli][profile]") {
-  ProfileLevel trace{.kind = "trace", .value = 1};
+  scenario::ProfileLevel trace{.kind = "trace", .value = 1};
   trace.metrics.offered = 1;
-  CHECK(SelfCheckLines(trace).front().find("offered 1 at once (open loop, no rate)") !=
+  CHECK(scenario::SelfCheckLines(trace).front().find("offered 1 at once (open loop, no rate)") !=
         std::string::npos);
-  ProfileLevel closed{.kind = "concurrency", .value = 2};
-  CHECK(SelfCheckLines(closed).front().find("offered closed loop") != std::string::npos);
+  scenario::ProfileLevel closed{.kind = "concurrency", .value = 2};
+  CHECK(scenario::SelfCheckLines(closed).front().find("offered closed loop") != std::string::npos);
 }
 
 TEST_CASE("a profile level's self-check lists its client check and how its reads were stamped",
           "[cli][profile]") {
-  ProfileLevel level{.kind = "concurrency", .value = 4, .max_worker_busy = 0.95};
+  scenario::ProfileLevel level{.kind = "concurrency", .value = 4, .max_worker_busy = 0.95};
   std::vector<load::RequestRecord> records(3);
   for (int i = 0; i < 3; ++i) {
     records[i].sequence = i;
@@ -432,11 +432,11 @@ TEST_CASE("a profile level's self-check lists its client check and how its reads
   level.metrics = load::ComputeMetrics(records, {});
   for (int i = 0; i < 100; ++i)
     level.receive.AddReadDelay(i < 98 ? 50'000 : 3'000'000);
-  CheckClient(level, records);
+  scenario::CheckClient(level, records);
   REQUIRE(level.client_warnings.size() == 1);
   CHECK(level.client_warnings[0].rfind("a worker thread was 95% busy", 0) == 0);
   CHECK(level.self_check_warnings.empty());
-  const std::vector<std::string> lines = SelfCheckLines(level);
+  const std::vector<std::string> lines = scenario::SelfCheckLines(level);
   REQUIRE(lines.size() == 3);
   CHECK(lines[1] ==
         "  arrivals stamped by the kernel's receive time for 100% of reads; the client read them "

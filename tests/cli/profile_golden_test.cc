@@ -60,19 +60,21 @@ std::string Neutral(std::string text, const std::string& run_id, const std::stri
 
 std::string RunIdOf(const std::string& out) {
   std::smatch match;
-  static const std::regex kRun("\\nrun (profile-[^ \\n]+)");
+  // A profile's "run ID", a merge's "profile ID: N shards".
+  static const std::regex kRun("\\n(?:run|profile) (profile-[^ :\\n]+)");
   return std::regex_search(out, match, kRun) ? match[1].str() : "";
 }
 
-// Every output of the invocation, as its golden files hold them: relative path to text.
-std::map<std::string, std::string> Outputs(const Invocation& ran, const testing::TempDir& dir) {
+// Every output of the invocation, as its golden files hold them: relative path to text; its
+// files are those written under `out`.
+std::map<std::string, std::string> Outputs(const Invocation& ran, const testing::TempDir& dir,
+                                           const fs::path& out) {
   const std::string run_id = RunIdOf("\n" + ran.out);
   const std::string root = dir.path();
   std::map<std::string, std::string> files;
   files["console.txt"] = "exit " + std::to_string(ran.exit_code) + "\n--- stdout\n" +
                          Neutral(ran.out, run_id, root) + "--- stderr\n" +
                          Neutral(ran.err, run_id, root);
-  const fs::path out = dir / "out";
   if (!fs::exists(out)) return files;
   for (const fs::directory_entry& entry : fs::recursive_directory_iterator(out)) {
     if (!entry.is_regular_file()) continue;
@@ -89,19 +91,20 @@ std::map<std::string, std::string> Outputs(const Invocation& ran, const testing:
   return files;
 }
 
-// Runs `stagegate profile ARGS --out DIR/out` on a fake clock against the scripted application
-// and compares its outputs with tests/golden/profile/NAME/.
-void CheckGolden(const std::string& name, std::vector<std::string> args,
-                 testing::ScriptedApp app = {}) {
-  testing::TempDir dir;
+// Runs `stagegate --db DB profile ARGS --out OUT` on a fake clock against the scripted
+// application.
+Invocation Profile(const std::string& db, std::vector<std::string> args, const fs::path& out,
+                   testing::ScriptedApp app) {
   FakeClock clock;
   const scenario::RunSeam seam = scenario::RunSeam::Scripted(clock, app.Script());
-  args.insert(args.begin(), {"--db", dir / "store.db", "profile", "--url",
-                             "http://scripted.invalid/v1", "--model", "desk", "--workers", "1"});
-  args.insert(args.end(), {"--out", dir / "out"});
-  const Invocation ran = Invoke(args, &seam);
-  INFO(name << "\n" << ran.out << ran.err);
-  const std::map<std::string, std::string> outputs = Outputs(ran, dir);
+  args.insert(args.begin(), {"--db", db, "profile", "--url", "http://scripted.invalid/v1",
+                             "--model", "desk", "--workers", "1"});
+  args.insert(args.end(), {"--out", out});
+  return Invoke(args, &seam);
+}
+
+// Compares `outputs` with the files of tests/golden/profile/NAME/ (or writes them).
+void CompareWithGolden(const std::string& name, const std::map<std::string, std::string>& outputs) {
   const fs::path golden = testing::SourcePath("tests/golden/profile/" + name);
   if (testing::UpdatingGolden()) fs::remove_all(golden);  // no file left of an older invocation
   for (const auto& [file, text] : outputs)
@@ -113,6 +116,16 @@ void CheckGolden(const std::string& name, std::vector<std::string> args,
   for (const auto& [file, text] : outputs)
     written.insert(file);
   CHECK(written == expected);
+}
+
+// Runs `stagegate profile ARGS --out DIR/out` and compares its outputs with
+// tests/golden/profile/NAME/.
+void CheckGolden(const std::string& name, std::vector<std::string> args,
+                 testing::ScriptedApp app = {}) {
+  testing::TempDir dir;
+  const Invocation ran = Profile(dir / "store.db", std::move(args), dir / "out", app);
+  INFO(name << "\n" << ran.out << ran.err);
+  CompareWithGolden(name, Outputs(ran, dir, dir / "out"));
 }
 
 TEST_CASE("profile golden: open-loop levels, with warmup", "[cli][profile][golden]") {
@@ -144,6 +157,30 @@ TEST_CASE("profile golden: a ShareGPT dataset", "[cli][profile][golden]") {
   // fingerprint, holds the path, not the file's content.
   CheckGolden("dataset", {"--dataset", "tests/testdata/datasets/sharegpt_small.json",
                           "--request-rate", "5", "--requests", "10", "--seed", "7"});
+}
+
+TEST_CASE("profile golden: two shards, then their merge", "[cli][profile][golden][shard]") {
+  // Each shard sends every second arrival of the same plan into its own store, and the merge
+  // judges every level again over the records of both. The shards' outputs are compared, then
+  // the merge's, made from the stores alone once the shards' folders are gone.
+  testing::TempDir dir;
+  const std::vector<std::string> args = {"--request-rate", "4,8",         "--duration", "4",
+                                         "--slo",          "ttft_ms:400", "--seed",     "7"};
+  for (int i = 1; i <= 2; ++i) {
+    const std::string shard = "shard" + std::to_string(i);
+    std::vector<std::string> shard_args = args;
+    shard_args.insert(shard_args.end(), {"--shard", std::to_string(i) + "/2"});
+    fs::create_directories(dir / shard);
+    const Invocation ran =
+        Profile(dir / (shard + "/stagegate.db"), shard_args, dir / (shard + "/out"), {});
+    INFO(shard << "\n" << ran.out << ran.err);
+    CompareWithGolden("shards/" + shard, Outputs(ran, dir, dir / (shard + "/out")));
+    fs::remove_all(dir / (shard + "/out"));
+  }
+  const Invocation merged =
+      Invoke({"--db", dir / "merged.db", "merge", dir / "out", dir / "shard1", dir / "shard2"});
+  INFO(merged.out << merged.err);
+  CompareWithGolden("shards/merged", Outputs(merged, dir, dir / "out"));
 }
 
 TEST_CASE("profile golden: a server that answers every request with an error",

@@ -106,6 +106,10 @@ TEST_CASE("merge joins a profile's shards from their stores after their folders 
     CHECK(shard["self_check"] == "from its store");
   // Each shard's client, from its store: three one-worker clients.
   CHECK(profile["levels"][0]["self_check"]["workers"] == 3);
+  // The level's kind and rate, from its stored sweep step (closed_loop false: a request rate).
+  CHECK(profile["levels"][0]["kind"] == "request_rate");
+  CHECK(profile["levels"][0]["value"] == 6);
+  CHECK(merged.out.find("\n6/s ") != std::string::npos);
   // The merged run is a profile run whose findings the store holds, as any run's.
   const Invocation reported =
       Invoke({"--db", dir / "merged.db", "report", profile["run_id"].get<std::string>(), "--out",

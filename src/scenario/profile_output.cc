@@ -1,4 +1,4 @@
-#include "cli/profile_report.h"
+#include "scenario/profile_output.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,15 +9,17 @@
 #include "base/files.h"
 #include "base/strings.h"
 #include "base/version.h"
-#include "cli/run_support.h"
 #include "console/console.h"
 #include "load/aiperf_export.h"
 #include "load/record_json.h"
 #include "scenario/client_check.h"
 #include "scenario/runner.h"
+#include "telemetry/series.h"
 
-namespace stagegate::cli {
+namespace stagegate::scenario {
 namespace {
+
+using json = nlohmann::json;
 
 std::string Ms(const stats::Summary& s, double p) {
   if (s.count == 0) return "-";
@@ -44,10 +46,24 @@ nlohmann::json ReceiveJson(const ProfileLevel& level) {
                                     : nlohmann::json(nullptr)}};
 }
 
+// The level whose window holds `t_ns`, if any.
+const LevelWindow* LevelAt(const std::vector<LevelWindow>& levels, int64_t t_ns) {
+  for (const LevelWindow& level : levels)
+    if (t_ns >= level.started_ns && t_ns <= level.ended_ns) return &level;
+  return nullptr;
+}
+
+std::string LabelsJson(const telemetry::Sample& sample) {
+  json labels = json::object();
+  for (const auto& [name, value] : sample.labels)
+    labels[name] = value;
+  return labels.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace
 
 void CheckClient(ProfileLevel& level, std::span<const load::RequestRecord> records) {
-  for (std::string& warning : scenario::CheckClient({.metrics = level.metrics,
+  for (std::string& warning : CheckClient({.metrics = level.metrics,
                               .records = records,
                               .open_loop = level.offered_rate.has_value(),
                               .max_worker_busy = level.max_worker_busy,
@@ -56,7 +72,7 @@ void CheckClient(ProfileLevel& level, std::span<const load::RequestRecord> recor
     level.client_warnings.push_back(std::move(warning));
 }
 
-std::string LevelKind(const scenario::PhaseStep& step) {
+std::string LevelKind(const PhaseStep& step) {
   if (step.kind != manifest::PhaseKind::kSweep) return "trace";
   return step.closed_loop ? "concurrency" : "request_rate";
 }
@@ -67,7 +83,7 @@ std::string LevelLabel(const std::string& kind, double value) {
   return "trace x" + FormatNumber(value, 2);
 }
 
-ProfileLevel LevelOf(const scenario::StepResult& step, std::span<const load::RequestRecord> records,
+ProfileLevel LevelOf(const StepResult& step, std::span<const load::RequestRecord> records,
                      bool tokenizer) {
   ProfileLevel level{.kind = LevelKind(step.step),
                      .value = step.step.level.value_or(0),
@@ -97,10 +113,9 @@ ProfileLevel LevelOf(const scenario::StepResult& step, std::span<const load::Req
   return level;
 }
 
-scenario::LevelVerdict ProfileLevel::Verdict() const {
+LevelVerdict ProfileLevel::Verdict() const {
   if (judgement) return judgement->verdict;
-  return scenario::AllPassed(checks) ? scenario::LevelVerdict::kPass
-                                     : scenario::LevelVerdict::kFail;
+  return AllPassed(checks) ? LevelVerdict::kPass : LevelVerdict::kFail;
 }
 
 std::vector<std::string> ProfileLevel::Warnings() const {
@@ -111,22 +126,22 @@ std::vector<std::string> ProfileLevel::Warnings() const {
 
 nlohmann::json ProfileFindings(const nlohmann::json& profile, const std::string& model,
                                const std::vector<ProfileLevel>& levels,
-                               const std::optional<scenario::SweepResult>& sweep, bool search) {
-  scenario::StageResult stage{.name = "profile"};
+                               const std::optional<SweepResult>& sweep, bool search) {
+  StageResult stage{.name = "profile"};
   bool interrupted = false;
   for (const ProfileLevel& level : levels) {
-    scenario::StepResult step{.stage = "profile",
-                              .metrics = level.metrics,
-                              .judged = true,
-                              .interrupted = level.interrupted,
-                              .started_ns = level.started_ns,
-                              .ended_ns = level.ended_ns,
-                              .client_cpu_s = level.client_cpu_s,
-                              .receive = level.receive,
-                              .start_lag_ns = level.start_lag_ns,
-                              .level = level.judgement,
-                              .sessions = level.sessions,
-                              .client_warnings = level.client_warnings};
+    StepResult step{.stage = "profile",
+                    .metrics = level.metrics,
+                    .judged = true,
+                    .interrupted = level.interrupted,
+                    .started_ns = level.started_ns,
+                    .ended_ns = level.ended_ns,
+                    .client_cpu_s = level.client_cpu_s,
+                    .receive = level.receive,
+                    .start_lag_ns = level.start_lag_ns,
+                    .level = level.judgement,
+                    .sessions = level.sessions,
+                    .client_warnings = level.client_warnings};
     const bool trace = level.kind == "trace";
     step.step.kind = trace ? manifest::PhaseKind::kSteady : manifest::PhaseKind::kSweep;
     if (!trace) step.step.level = level.value;
@@ -145,10 +160,10 @@ nlohmann::json ProfileFindings(const nlohmann::json& profile, const std::string&
   manifest::Bundle bundle;
   bundle.scenario.name = "profile";
   bundle.scenario.manifest.model = model;
-  const scenario::RunReport report{.run_id = profile.value("run_id", ""),
-                                   .interrupted = interrupted,
-                                   .stages = {std::move(stage)}};
-  nlohmann::json findings = scenario::RunJson(bundle, profile.value("fingerprint", ""), report);
+  const RunReport report{.run_id = profile.value("run_id", ""),
+                         .interrupted = interrupted,
+                         .stages = {std::move(stage)}};
+  nlohmann::json findings = RunJson(bundle, profile.value("fingerprint", ""), report);
   findings["profile"] = profile;
   return findings;
 }
@@ -175,7 +190,7 @@ std::vector<std::string> ProfileTable(const std::vector<ProfileLevel>& levels) {
                     FormatNumber(m.output_token_throughput, 1), FormatNumber(m.goodput, 2),
                     Ms(m.ttft_ms, 50), Ms(m.ttft_ms, 95), Ms(m.ttft_ms, 99), Ms(m.itl_ms, 50),
                     Ms(m.itl_ms, 95), Ms(m.e2e_ms, 50), Ms(m.e2e_ms, 95), Ms(m.schedule_lag_ms, 99),
-                    scenario::VerdictName(level.Verdict())});
+                    VerdictName(level.Verdict())});
   }
   std::vector<std::string> lines = console::FormatTable(header, rows);
   lines.front() += "   (latencies in ms)";
@@ -260,7 +275,7 @@ nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fing
     row["kind"] = level.kind;
     row["value"] = level.value;
     row["interrupted"] = level.interrupted;
-    if (level.judgement) row["judgement"] = scenario::LevelJudgementJson(*level.judgement);
+    if (level.judgement) row["judgement"] = LevelJudgementJson(*level.judgement);
     row["self_check"] = {
         {"offered_rate", level.offered_rate ? nlohmann::json(*level.offered_rate) : nullptr},
         {"achieved_rate", level.metrics.achieved_rate},
@@ -286,7 +301,7 @@ nlohmann::json ProfileJson(const nlohmann::json& config, const std::string& fing
 }
 
 std::vector<std::string> CapacityLines(const std::vector<ProfileLevel>& levels,
-                                       const std::optional<scenario::SweepResult>& sweep,
+                                       const std::optional<SweepResult>& sweep,
                                        const std::string& unit, bool search) {
   if (!sweep) return {};
   const stats::CapacityFinding& c = sweep->finding;
@@ -294,7 +309,7 @@ std::vector<std::string> CapacityLines(const std::vector<ProfileLevel>& levels,
                                     stats::DescribeCapacity(c, sweep->outcomes, unit)};
   if (c.holds_up_to) lines.push_back("  " + stats::DescribeCapacityRates(c, unit));
   for (const ProfileLevel& level : levels)
-    if (level.judgement && level.judgement->verdict != scenario::LevelVerdict::kPass)
+    if (level.judgement && level.judgement->verdict != LevelVerdict::kPass)
       lines.push_back("  at " + FormatNumber(level.value, 6) + " " + unit + ": " +
                       level.judgement->reason);
   if (search)
@@ -325,7 +340,7 @@ std::string ProfileCsv(const std::vector<ProfileLevel>& levels) {
            std::to_string(m.sent) + "," + std::to_string(m.completed) + "," +
            number(m.completion_rate) + "," + number(m.achieved_rate) + "," +
            number(m.request_throughput) + "," + number(m.output_token_throughput) + "," +
-           number(m.goodput) + "," + scenario::VerdictName(level.Verdict()) + "," +
+           number(m.goodput) + "," + VerdictName(level.Verdict()) + "," +
            (level.judgement && level.judgement->completed_rate
                 ? number(*level.judgement->completed_rate)
                 : "");
@@ -413,4 +428,56 @@ Result<std::vector<std::string>> WriteProfileOutputs(const std::string& out_dir,
                             records, slos, synthetic, wall_origin_ns);
 }
 
-}  // namespace stagegate::cli
+nlohmann::json ServerMetricsJson(const std::vector<TelemetrySource>& telemetry,
+                                 const std::vector<LevelWindow>& levels,
+                                 const std::vector<LevelSeries>& series_of) {
+  using json = nlohmann::json;
+  json sources = json::array();
+  for (const TelemetrySource& s : telemetry)
+    sources.push_back({{"source", s.source},
+                       {"url", s.url},
+                       {"scrapes", s.scrapes},
+                       {"failures", s.failures},
+                       {"last_error", s.last_error}});
+  // Per level and canonical series: each scrape's value, then their mean and peak.
+  json per_level = json::array();
+  for (size_t i = 0; i < levels.size() && i < series_of.size(); ++i) {
+    const LevelWindow& level = levels[i];
+    json series = json::object();
+    for (const auto& [name, values] : series_of[i]) {
+      double sum = 0, peak = values.front().second;
+      for (const auto& [t, v] : values) {
+        sum += v;
+        peak = std::max(peak, v);
+      }
+      series[std::string(telemetry::Name(name))] = {
+          {"scrapes", values.size()},
+          {"mean", sum / static_cast<double>(values.size())},
+          {"max", peak}};
+    }
+    per_level.push_back({{"kind", level.kind},
+                         {"value", level.value},
+                         {"started_ns", level.started_ns},
+                         {"ended_ns", level.ended_ns},
+                         {"series", series}});
+  }
+  return {{"sources", sources}, {"levels", per_level}};
+}
+
+std::string ServerMetricsCsv(const std::vector<telemetry::TimedSample>& samples,
+                             const std::vector<LevelWindow>& levels) {
+  std::string out = "t_ns,level,source,series,labels,value,canonical,canonical_value\n";
+  for (const telemetry::TimedSample& t : samples) {
+    const LevelWindow* level = LevelAt(levels, t.t_ns);
+    const std::optional<telemetry::VendorName> v = telemetry::Recognise(t.sample.name);
+    out += std::to_string(t.t_ns) + "," +
+           (level ? CsvField(level->kind + "=" + FormatNumber(level->value)) : "") + "," +
+           CsvField(t.source) + "," + CsvField(t.sample.name) + "," +
+           CsvField(LabelsJson(t.sample)) + "," + FormatNumber(t.sample.value, 6) + "," +
+           (v ? CsvField(std::string(telemetry::Name(v->series))) : "") + "," +
+           (v ? FormatNumber(t.sample.value * v->scale, 6) : "") + "\n";
+  }
+  return out;
+}
+
+}  // namespace stagegate::scenario
