@@ -11,6 +11,7 @@
 #include "cli/run_files.h"
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
+#include "scenario/run_bundle.h"
 #include "scenario/runner.h"
 #include "scenario/shard_merge.h"
 #include "store/store.h"
@@ -55,7 +56,7 @@ class MergeCommand : public Command {
     if (shards.front().profile) return MergeProfileShards(shards, global, out_dir_, console);
     const ShardRun& first = shards.front();
     std::string problem;
-    std::optional<manifest::Bundle> bundle = RunBundle(first.run, problem);
+    std::optional<manifest::Bundle> bundle = scenario::RunBundle(first.run, problem);
     if (!bundle) return Fail(console, "merge", Status::InvalidInput(problem));
     Result<std::unique_ptr<store::Store>> opened = store::Store::Open(global.db_path);
     if (!opened.ok()) return Fail(console, "merge", opened.status());

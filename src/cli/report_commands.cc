@@ -13,6 +13,7 @@
 #include "console/console.h"
 #include "report/compare_runs.h"
 #include "report/model.h"
+#include "scenario/run_bundle.h"
 
 namespace stagegate::cli {
 namespace {
@@ -111,7 +112,7 @@ class ReportCommand : public Command {
     Result<OpenedRun> opened = OpenRun(global, run_id_);
     if (!opened.ok()) return Fail(console, "report", opened.status());
     std::string problem;
-    std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
+    std::optional<manifest::Bundle> bundle = scenario::RunBundle(opened->run, problem);
     Result<report::ReportModel> model =
         BuildRunReport(*opened->store, opened->run, bundle ? &*bundle : nullptr);
     if (!model.ok()) return Fail(console, "report", model.status());

@@ -13,6 +13,7 @@
 #include "review/export.h"
 #include "review/import.h"
 #include "review/judge.h"
+#include "scenario/run_bundle.h"
 #include "store/store.h"
 
 namespace stagegate::cli {
@@ -44,7 +45,7 @@ class ExportCommand : public Command {
     Result<OpenedRun> opened = OpenRun(global, run_id_);
     if (!opened.ok()) return Fail(console, "export", opened.status());
     std::string problem;
-    std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
+    std::optional<manifest::Bundle> bundle = scenario::RunBundle(opened->run, problem);
     if (!bundle) return Fail(console, "export", Status::InvalidInput(problem));
     if (options_.out_dir.empty()) options_.out_dir = "reviews/" + run_id_;
     Result<review::ExportResult> exported =
@@ -129,7 +130,7 @@ class JudgeCommand : public Command {
     Result<OpenedRun> opened = OpenRun(global, run_id_);
     if (!opened.ok()) return Fail(console, "judge", opened.status());
     std::string problem;
-    std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
+    std::optional<manifest::Bundle> bundle = scenario::RunBundle(opened->run, problem);
     if (!bundle) return Fail(console, "judge", Status::InvalidInput(problem));
     std::atomic<bool> stop{false};
     StopOnSignal stop_on_signal(stop);
@@ -163,7 +164,7 @@ class QualityCommand : public Command {
     Result<OpenedRun> opened = OpenRun(global, run_id_);
     if (!opened.ok()) return Fail(console, "quality", opened.status());
     std::string problem;
-    std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
+    std::optional<manifest::Bundle> bundle = scenario::RunBundle(opened->run, problem);
     Result<quality::QualitySummary> summary =
         quality::SummarizeQuality(*opened->store, opened->run, bundle ? &*bundle : nullptr);
     if (!summary.ok()) return Fail(console, "quality", summary.status());

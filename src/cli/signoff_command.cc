@@ -10,6 +10,7 @@
 #include "console/console.h"
 #include "report/decisions.h"
 #include "report/model.h"
+#include "scenario/run_bundle.h"
 
 namespace stagegate::cli {
 namespace {
@@ -69,7 +70,7 @@ class SignoffCommand : public Command {
                  " on the evidence as it is now (" + evidence->substr(0, 12) + ")");
     // The verdict as the report will now give it.
     std::string problem;
-    std::optional<manifest::Bundle> bundle = RunBundle(opened->run, problem);
+    std::optional<manifest::Bundle> bundle = scenario::RunBundle(opened->run, problem);
     Result<report::ReportModel> model = report::BuildReport(
         *opened->store, opened->run, bundle ? &*bundle : nullptr, /*charts=*/false);
     if (!model.ok()) return Fail(console, "signoff", model.status());

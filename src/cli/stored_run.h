@@ -1,7 +1,7 @@
 #pragma once
 
-// What the commands that work on a stored run share: opening the store and the run, reading the
-// run's scenario again, and printing a failure.
+// What the commands that work on a stored run share: opening the store and the run, loading a
+// scenario as the run will (its problems printed), and printing a failure.
 
 #include <memory>
 #include <optional>
@@ -24,14 +24,8 @@ struct OpenedRun {
 /// Opens the store of `global` and finds `run_id` in it (InvalidInput when it is not there).
 Result<OpenedRun> OpenRun(const GlobalOptions& global, const std::string& run_id);
 
-/// The run's scenario read again, with the corpus and rubric it ran with: their hashes must be
-/// the run's. `problem` says why there is none.
-std::optional<manifest::Bundle> RunBundle(const store::RunInfo& run, std::string& problem);
-
-/// Loads the scenario at `path` as `run` reads it before sending anything: its bundle, the sim's
-/// latency profile (for a sim target), the tokenizer and the dataset or trace (into `input`).
-/// Every problem goes to the console as "path:line:col: message", then how many there were;
-/// nothing is returned then.
+/// scenario::LoadBundleAsRunWill, with every problem printed to the console as
+/// "path:line:col: message", then how many there were; nothing is returned then.
 std::optional<manifest::Bundle> LoadBundleAsRunWill(const std::string& path,
                                                     console::Console& console,
                                                     scenario::InputFiles& input);

@@ -15,6 +15,7 @@
 #include "quality/checks.h"
 #include "report/triage.h"
 #include "scenario/findings.h"
+#include "scenario/run_bundle.h"
 #include "store/review_data.h"
 #include "store/store.h"
 
@@ -84,7 +85,7 @@ Result<TriagedRun> TriageStoredRun(store::Store& store, const store::RunInfo& ru
   out.notes.insert(out.notes.end(), triager.notes().begin(), triager.notes().end());
 
   std::string problem;
-  const std::optional<manifest::Bundle> bundle = RunBundle(run, problem);
+  const std::optional<manifest::Bundle> bundle = scenario::RunBundle(run, problem);
   const manifest::Corpus* corpus = bundle && bundle->corpus ? &*bundle->corpus : nullptr;
   if (!corpus)
     out.notes.push_back(
