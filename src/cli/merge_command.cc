@@ -12,6 +12,7 @@
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
 #include "scenario/run_bundle.h"
+#include "scenario/run_files.h"
 #include "scenario/runner.h"
 #include "scenario/shard_merge.h"
 #include "store/store.h"
@@ -96,7 +97,8 @@ class MergeCommand : public Command {
     NoteLateShards(*report);
     for (const std::string& line : scenario::SummaryLines(*report))
       console.Line(line);
-    if (Status written = WriteRunFiles(out_dir_, *bundle, run.fingerprint, *report, runner, store);
+    if (Status written =
+            scenario::WriteRunFiles(out_dir_, *bundle, run.fingerprint, *report, runner, store);
         !written.ok())
       return Fail(console, "merge", written);
     const bool interrupted = std::any_of(shards.begin(), shards.end(), [](const ShardRun& s) {

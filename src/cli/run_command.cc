@@ -3,7 +3,6 @@
 // and the store.
 
 #include <atomic>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 
@@ -12,14 +11,12 @@
 #include "base/redact.h"
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/run_files.h"
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
-#include "load/aiperf_export.h"
 #include "load/engine.h"
-#include "load/record_json.h"
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
+#include "scenario/run_files.h"
 #include "scenario/runner.h"
 #include "scenario/shard_plan.h"
 #include "store/store.h"
@@ -27,69 +24,12 @@
 namespace stagegate::cli {
 namespace {
 
-// Each load phase's AIPerf-compatible export, in out_dir/aiperf/<stage>-<phase>[-<level>]: the
-// records of one step, as AIPerf keeps a directory per benchmark.
-Status WriteRunAiperf(const std::string& out_dir, const manifest::Bundle& bundle,
-                      const scenario::RunReport& report, const scenario::Runner& runner) {
-  const manifest::Target& target = bundle.scenario.target;
-  const nlohmann::json endpoint = {
-      {"model_names", {target.model}},
-      {"type", target.endpoint == manifest::Endpoint::kChat ? "chat" : "completions"},
-      {"streaming", target.stream},
-      {"url", target.base_url.empty() ? "stagegate sim" : UrlWithoutUserinfo(target.base_url)}};
-  const std::span<const load::RequestRecord> records = runner.records();
-  const int64_t wall_origin_ns = WallNsAtSteady(runner.origin_ns());
-  for (const scenario::StageResult& stage : report.stages) {
-    for (const scenario::StepResult& step : stage.steps) {
-      if (step.step.kind == manifest::PhaseKind::kWarmup || !step.step.label.empty()) continue;
-      const std::string phase = manifest::NameOf(step.step.kind, manifest::kPhaseNames);
-      std::string name = stage.name + "-" + phase;
-      if (step.step.kind == manifest::PhaseKind::kSweep && step.step.level)
-        name += "-" + FormatNumber(*step.step.level, 3);
-      for (char& c : name)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
-      nlohmann::json loadgen = {{"request_count", step.metrics.offered}};
-      if (step.step.level)
-        loadgen[step.step.closed_loop ? "concurrency" : "request_rate"] = *step.step.level;
-      SG_RETURN_IF_ERROR(load::WriteAiperfExport(
-          out_dir + "/aiperf/" + name,
-          {.records = records.subspan(step.first_record, step.record_count),
-           .wall_origin_ns = wall_origin_ns,
-           .interrupted = step.interrupted,
-           .input_config = {{"endpoint", endpoint},
-                            {"input", {{"random_seed", bundle.scenario.seed}}},
-                            {"loadgen", loadgen}},
-           .stagegate = {{"run_id", report.run_id},
-                         {"stage", stage.name},
-                         {"phase", phase},
-                         {"phase_id", step.phase_id},
-                         {"output_tokens_from_usage", step.metrics.usage_tokens},
-                         {"output_tokens_counted", step.metrics.counted_tokens}}}));
-    }
-  }
-  return Status::Ok();
+// Prints `status` line by line as "stagegate run: ..." and returns `code`.
+ExitCode Failed(console::Console& console, const Status& status, ExitCode code) {
+  for (const std::string& line : Split(status.message(), '\n'))
+    console.Error("stagegate run: " + line);
+  return code;
 }
-
-}  // namespace
-
-Status WriteRunFiles(const std::string& out_dir, const manifest::Bundle& bundle,
-                     const std::string& fingerprint, const scenario::RunReport& report,
-                     const scenario::Runner& runner, store::Store& store) {
-  std::error_code made;
-  std::filesystem::create_directories(out_dir, made);
-  if (made) return Status::IoError(out_dir + ": " + made.message());
-  const nlohmann::json run_json = scenario::RunJson(bundle, fingerprint, report);
-  SG_RETURN_IF_ERROR(WriteFileAtomically(
-      out_dir + "/run.json",
-      run_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
-  SG_RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/stages.csv", scenario::StagesCsv(report)));
-  SG_RETURN_IF_ERROR(load::WriteRequestsJsonl(out_dir + "/requests.jsonl", runner.records()));
-  SG_RETURN_IF_ERROR(WriteRunAiperf(out_dir, bundle, report, runner));
-  return store.SetRunFindings(
-      report.run_id, run_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
-namespace {
 
 class RunCommand : public Command {
  public:
@@ -126,78 +66,22 @@ class RunCommand : public Command {
   }
 
   ExitCode Run(const GlobalOptions& global, console::Console& console) override {
-    const auto fail = [&console](const Status& status, ExitCode code) {
-      for (const std::string& line : Split(status.message(), '\n'))
-        console.Error("stagegate run: " + line);
-      return code;
-    };
-    if (!(response_memory_mib_ >= 0) || !std::isfinite(response_memory_mib_))
-      return fail(Status::InvalidInput("--max-response-memory must be 0 (no limit) or more MiB"),
-                  ExitCode::kInvalidInput);
-    if (scenario_.empty() == resume_id_.empty())
-      return fail(Status::InvalidInput("give a scenario file, or --resume RUN_ID"),
-                  ExitCode::kInvalidInput);
-    if (!shard_text_.empty()) {
-      Result<load::Shard> shard = ShardOption(shard_text_);
-      if (!shard.ok()) return fail(shard.status(), ExitCode::kInvalidInput);
-      settings_.shard = *shard;
-    }
-    if (!start_at_text_.empty()) {
-      Result<int64_t> start_at = StartAtOption(start_at_text_);
-      if (!start_at.ok()) return fail(start_at.status(), ExitCode::kInvalidInput);
-      settings_.start_at_unix_ms = *start_at;
-    }
-    if (!resume_id_.empty() && (settings_.shard.count > 1 || settings_.start_at_unix_ms))
-      return fail(Status::InvalidInput("a shard is not resumed: its slots of the shared plan have "
-                                       "passed; run it again with the same --start-at"),
-                  ExitCode::kInvalidInput);
-    if (!resume_id_.empty() && (seed_ || !settings_.model.empty() || !settings_.only_stage.empty()))
-      return fail(Status::InvalidInput("--resume continues with the run's own settings: give "
-                                       "no --seed, --model or --only-stage"),
-                  ExitCode::kInvalidInput);
+    if (Status options = CheckOptions(); !options.ok())
+      return Failed(console, options, ExitCode::kInvalidInput);
     Result<std::unique_ptr<store::Store>> store = store::Store::Open(global.db_path);
-    if (!store.ok()) return fail(store.status(), ExitCode::kRuntimeFailure);
+    if (!store.ok()) return Failed(console, store.status(), ExitCode::kRuntimeFailure);
     if ((*store)->read_only())
-      return fail(Status::StoreError(global.db_path + ": cannot write there (read-only)"),
-                  ExitCode::kRuntimeFailure);
+      return Failed(console,
+                    Status::StoreError(global.db_path + ": cannot write there (read-only)"),
+                    ExitCode::kRuntimeFailure);
 
-    std::optional<store::RunInfo> resumed;
+    PlannedRun plan;
     if (!resume_id_.empty()) {
       Result<std::optional<store::RunInfo>> found = (*store)->FindRun(resume_id_);
-      if (!found.ok()) return fail(found.status(), ExitCode::kRuntimeFailure);
-      if (!*found)
-        return fail(Status::InvalidInput("no run " + resume_id_ + " in " + global.db_path),
-                    ExitCode::kInvalidInput);
-      if ((*found)->status == store::RunStatus::kComplete)
-        return fail(Status::InvalidInput("run " + resume_id_ + " is complete: nothing to resume"),
-                    ExitCode::kInvalidInput);
-      resumed = **found;
-      const nlohmann::json stored_settings =
-          nlohmann::json::parse(resumed->settings_json, nullptr, /*allow_exceptions=*/false);
-      if (stored_settings.is_object() && stored_settings.contains("merged_from"))
-        return fail(Status::InvalidInput("run " + resume_id_ +
-                                         " is a merge of shards, not a run to resume: give the "
-                                         "same `stagegate merge` again, which replaces a merge "
-                                         "that did not finish"),
-                    ExitCode::kInvalidInput);
-      scenario_ = resumed->scenario_file;
-      const int workers = settings_.workers;  // the one setting a resume may change
-      const std::string given_url = settings_.target_url;
-      settings_ = scenario::SettingsFromJson(stored_settings);
-      if (workers != 0) settings_.workers = workers;
-      // The run's URL is stored without its credentials: --target-url may give them again, for
-      // the same URL only.
-      if (!given_url.empty()) {
-        if (UrlWithoutUserinfo(given_url) != settings_.target_url)
-          return fail(Status::InvalidInput(
-                          "--resume continues with the run's own target: --target-url may only "
-                          "add credentials to " +
-                          (settings_.target_url.empty() ? std::string("the scenario's target, "
-                                                                      "which it does not name")
-                                                        : settings_.target_url)),
-                      ExitCode::kInvalidInput);
-        settings_.target_url = given_url;
-      }
+      if (!found.ok()) return Failed(console, found.status(), ExitCode::kRuntimeFailure);
+      if (Status taken = TakeResumedSettings(*found, global.db_path); !taken.ok())
+        return Failed(console, taken, ExitCode::kInvalidInput);
+      plan.resumed = **found;
     }
 
     manifest::Diagnostics diagnostics;
@@ -216,86 +100,174 @@ class RunCommand : public Command {
     }
     if (seed_) settings_.seed = static_cast<uint64_t>(*seed_);
     settings_.response_memory_bytes = ResponseMemoryBytes();
-    const manifest::Fingerprint fingerprint = manifest::ComputeFingerprint(*bundle);
-    if (resumed && resumed->fingerprint != fingerprint.value)
-      return fail(Status::InvalidInput(scenario_ + " (or its corpus or rubric) changed since run " +
-                                       resume_id_ +
-                                       " began: a resumed run must measure the same configuration"),
-                  ExitCode::kInvalidInput);
-    const std::string run_id = resumed ? resumed->id : NewRunId("run");
+    plan.fingerprint = manifest::ComputeFingerprint(*bundle).value;
+    plan.bundle = std::move(*bundle);
+    const std::optional<store::RunInfo>& resumed = plan.resumed;
+    if (resumed && resumed->fingerprint != plan.fingerprint)
+      return Failed(console,
+                    Status::InvalidInput(
+                        scenario_ + " (or its corpus or rubric) changed since run " + resume_id_ +
+                        " began: a resumed run must measure the same configuration"),
+                    ExitCode::kInvalidInput);
+    plan.run_id = resumed ? resumed->id : NewRunId("run");
     // A resumed run writes where it first did, unless told otherwise.
-    std::string out_dir = out_dir_.empty() ? "reports/" + run_id : out_dir_;
-    if (resumed && out_dir_.empty()) out_dir = RunFolder(*resumed).value_or(out_dir);
+    plan.out_dir = out_dir_.empty() ? "reports/" + plan.run_id : out_dir_;
+    if (resumed && out_dir_.empty()) plan.out_dir = RunFolder(*resumed).value_or(plan.out_dir);
     // The files are written after every stage has run: a folder they cannot go to is found now.
-    if (Status writable = CheckWritableDirectory(out_dir); !writable.ok())
-      return fail(writable.WithContext("--out"), ExitCode::kRuntimeFailure);
+    if (Status writable = CheckWritableDirectory(plan.out_dir); !writable.ok())
+      return Failed(console, writable.WithContext("--out"), ExitCode::kRuntimeFailure);
+    return RunPlanned(global, console, **store, plan);
+  }
 
+ private:
+  // A run about to start: the scenario it measures, the run it continues, where its files go.
+  struct PlannedRun {
+    manifest::Bundle bundle;
+    std::string fingerprint;
+    std::optional<store::RunInfo> resumed;  // the run --resume continues
+    std::string run_id;
+    std::string out_dir;
+  };
+
+  // The options that do not go together, or hold no value a run can take; --shard and
+  // --start-at read into the settings.
+  Status CheckOptions() {
+    if (!(response_memory_mib_ >= 0) || !std::isfinite(response_memory_mib_))
+      return Status::InvalidInput("--max-response-memory must be 0 (no limit) or more MiB");
+    if (scenario_.empty() == resume_id_.empty())
+      return Status::InvalidInput("give a scenario file, or --resume RUN_ID");
+    if (!shard_text_.empty()) {
+      Result<load::Shard> shard = ShardOption(shard_text_);
+      if (!shard.ok()) return shard.status();
+      settings_.shard = *shard;
+    }
+    if (!start_at_text_.empty()) {
+      Result<int64_t> start_at = StartAtOption(start_at_text_);
+      if (!start_at.ok()) return start_at.status();
+      settings_.start_at_unix_ms = *start_at;
+    }
+    if (!resume_id_.empty() && (settings_.shard.count > 1 || settings_.start_at_unix_ms))
+      return Status::InvalidInput(
+          "a shard is not resumed: its slots of the shared plan have passed; run it again with "
+          "the same --start-at");
+    if (!resume_id_.empty() && (seed_ || !settings_.model.empty() || !settings_.only_stage.empty()))
+      return Status::InvalidInput(
+          "--resume continues with the run's own settings: give no --seed, --model or "
+          "--only-stage");
+    return Status::Ok();
+  }
+
+  // The scenario file and settings of the run --resume continues (`found` in the store at
+  // `db_path`): only --workers may change, and --target-url may give the URL's credentials again.
+  Status TakeResumedSettings(const std::optional<store::RunInfo>& found,
+                             const std::string& db_path) {
+    if (!found) return Status::InvalidInput("no run " + resume_id_ + " in " + db_path);
+    if (found->status == store::RunStatus::kComplete)
+      return Status::InvalidInput("run " + resume_id_ + " is complete: nothing to resume");
+    const nlohmann::json stored_settings =
+        nlohmann::json::parse(found->settings_json, nullptr, /*allow_exceptions=*/false);
+    if (stored_settings.is_object() && stored_settings.contains("merged_from"))
+      return Status::InvalidInput("run " + resume_id_ +
+                                  " is a merge of shards, not a run to resume: give the same "
+                                  "`stagegate merge` again, which replaces a merge that did not "
+                                  "finish");
+    scenario_ = found->scenario_file;
+    const int workers = settings_.workers;  // the one setting a resume may change
+    const std::string given_url = settings_.target_url;
+    settings_ = scenario::SettingsFromJson(stored_settings);
+    if (workers != 0) settings_.workers = workers;
+    // The run's URL is stored without its credentials: --target-url may give them again, for
+    // the same URL only.
+    if (!given_url.empty()) {
+      if (UrlWithoutUserinfo(given_url) != settings_.target_url)
+        return Status::InvalidInput(
+            "--resume continues with the run's own target: --target-url may only add credentials "
+            "to " +
+            (settings_.target_url.empty()
+                 ? std::string("the scenario's target, which it does not name")
+                 : settings_.target_url));
+      settings_.target_url = given_url;
+    }
+    return Status::Ok();
+  }
+
+  // Runs the plan's stages into `store`; the run is created (or marked resumed) once the runner's
+  // plan holds, so a scenario that cannot run leaves no trace.
+  ExitCode RunPlanned(const GlobalOptions& global, console::Console& console, store::Store& store,
+                      const PlannedRun& plan) {
     load::RaiseOpenFileLimit();
     std::atomic<bool> stop{false};
     StopOnSignal stop_on_signal(stop);
-    scenario::Runner runner(*bundle, settings_, **store, console, stop,
+    scenario::Runner runner(plan.bundle, settings_, store, console, stop,
                             global.seam ? *global.seam : scenario::RunSeam());
+    const std::string& run_id = plan.run_id;
     scenario::ResumeFrom stored;
-    if (resumed) {
-      Result<std::vector<store::PhaseInfo>> phases = (*store)->ListPhases(run_id);
-      if (!phases.ok()) return fail(phases.status(), ExitCode::kRuntimeFailure);
-      Result<std::vector<load::RequestRecord>> records = (*store)->ListRequests(run_id);
-      if (!records.ok()) return fail(records.status(), ExitCode::kRuntimeFailure);
+    if (plan.resumed) {
+      Result<std::vector<store::PhaseInfo>> phases = store.ListPhases(run_id);
+      if (!phases.ok()) return Failed(console, phases.status(), ExitCode::kRuntimeFailure);
+      Result<std::vector<load::RequestRecord>> records = store.ListRequests(run_id);
+      if (!records.ok()) return Failed(console, records.status(), ExitCode::kRuntimeFailure);
       stored = {.phases = std::move(*phases), .records = std::move(*records)};
     }
-    // The run is created (or marked resumed) once the plan holds, so a scenario that cannot run
-    // leaves no trace.
     Status created = Status::Ok();
     Result<scenario::RunReport> report = runner.Run(
         run_id,
         [&] {
-          if (resumed)
-            return created =
-                       (*store)->SetRunStatus(run_id, store::RunStatus::kResumed, std::nullopt);
-          return created = (*store)->CreateRun(
+          if (plan.resumed)
+            return created = store.SetRunStatus(run_id, store::RunStatus::kResumed, std::nullopt);
+          return created = store.CreateRun(
                      {.id = run_id,
-                      .scenario_name = bundle->scenario.name,
+                      .scenario_name = plan.bundle.scenario.name,
                       .scenario_file = std::filesystem::absolute(scenario_).string(),
-                      .fingerprint = fingerprint.value,
-                      .corpus_version = bundle->corpus ? bundle->corpus->version : "",
-                      .scenario_json = manifest::CanonicalScenario(*bundle).dump(
-                          -1, ' ', false, nlohmann::json::error_handler_t::replace),
+                      .fingerprint = plan.fingerprint,
+                      .corpus_version = plan.bundle.corpus ? plan.bundle.corpus->version : "",
+                      .scenario_json =
+                          manifest::CanonicalScenario(plan.bundle)
+                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                       .settings_json =
-                          WithRunFolder(scenario::SettingsToJson(settings_), out_dir)
+                          WithRunFolder(scenario::SettingsToJson(settings_), plan.out_dir)
                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                       .started_unix_ms = WallUnixMs()});
         },
-        resumed ? &stored : nullptr);
+        plan.resumed ? &stored : nullptr);
     if (!report.ok()) {
       const bool bad_input = report.status().code() == Status::Code::kInvalidInput;
       if (created.ok() && !bad_input)
-        (void)(*store)->SetRunStatus(run_id, store::RunStatus::kFailed, WallUnixMs());
-      return fail(report.status(), bad_input ? ExitCode::kInvalidInput : ExitCode::kRuntimeFailure);
+        (void)store.SetRunStatus(run_id, store::RunStatus::kFailed, WallUnixMs());
+      return Failed(console, report.status(),
+                    bad_input ? ExitCode::kInvalidInput : ExitCode::kRuntimeFailure);
     }
+    return Finish(global, console, store, plan, *report, runner);
+  }
 
-    for (const std::string& line : scenario::SummaryLines(*report))
+  // The end of a run that ran: its summary, its files, its status in the store, what to do next.
+  ExitCode Finish(const GlobalOptions& global, console::Console& console, store::Store& store,
+                  const PlannedRun& plan, const scenario::RunReport& report,
+                  const scenario::Runner& runner) {
+    const std::string& run_id = plan.run_id;
+    const std::string& out_dir = plan.out_dir;
+    for (const std::string& line : scenario::SummaryLines(report))
       console.Line(line);
     if (Status written =
-            WriteRunFiles(out_dir, *bundle, fingerprint.value, *report, runner, **store);
+            scenario::WriteRunFiles(out_dir, plan.bundle, plan.fingerprint, report, runner, store);
         !written.ok())
-      return fail(written, ExitCode::kRuntimeFailure);
-    if (Status marked = (*store)->SetRunStatus(
+      return Failed(console, written, ExitCode::kRuntimeFailure);
+    if (Status marked = store.SetRunStatus(
             run_id,
-            report->interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
+            report.interrupted ? store::RunStatus::kInterrupted : store::RunStatus::kComplete,
             WallUnixMs());
         !marked.ok())
-      return fail(marked, ExitCode::kRuntimeFailure);
-    console.Line("run " + run_id + (report->interrupted ? " (interrupted)" : ""));
+      return Failed(console, marked, ExitCode::kRuntimeFailure);
+    console.Line("run " + run_id + (report.interrupted ? " (interrupted)" : ""));
     console.Line("wrote " + out_dir + "/run.json, " + out_dir + "/stages.csv, " + out_dir +
                  "/requests.jsonl, " + out_dir +
                  "/aiperf/*/profile_export_aiperf.json (AIPerf's layout); store " + global.db_path);
     console.Line("next: " + ReportCommandLine(global, run_id) + " (writes " + out_dir +
                  "/report.html)");
     console.Line(out_dir + "/run.json");
-    return report->interrupted ? ExitCode::kInterrupted : ExitCode::kOk;
+    return report.interrupted ? ExitCode::kInterrupted : ExitCode::kOk;
   }
 
- private:
   int64_t ResponseMemoryBytes() const {
     return static_cast<int64_t>(std::ceil(response_memory_mib_ * (1 << 20)));
   }

@@ -13,12 +13,6 @@
 
 namespace stagegate::cli {
 
-/// Writes run.json, stages.csv, requests.jsonl and the AIPerf-compatible exports into `out_dir`
-/// and keeps run.json with the run in the store.
-Status WriteRunFiles(const std::string& out_dir, const manifest::Bundle& bundle,
-                     const std::string& fingerprint, const scenario::RunReport& report,
-                     const scenario::Runner& runner, store::Store& store);
-
 /// Builds the release report of a stored run (with its triage counts) and writes it into `dir`
 /// in each of `formats` (md, html, json, junit, csv; empty: all). The paths written go to
 /// `written`; the verdict and its reasons to the console.
