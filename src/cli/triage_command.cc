@@ -92,7 +92,7 @@ Result<TriagedRun> TriageStoredRun(store::Store& store, const store::RunInfo& ru
         "automated checks not run, and denials of corpus tasks not judged expected or not: " +
         (bundle ? std::string("the scenario has no corpus") : Split(problem, '\n').front()));
   const std::set<std::string> refusal_tasks =
-      corpus ? scenario::RefusalTasks(*corpus) : std::set<std::string>();
+      corpus ? manifest::RefusalTasks(*corpus) : std::set<std::string>();
 
   Result<std::vector<store::PhaseInfo>> phases = store.ListPhases(run.id);
   if (!phases.ok()) return phases.status();

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,9 @@ struct Corpus {
   std::vector<std::string> TaskIds() const;
   std::vector<std::string> PersonaNames() const;
 };
+
+/// The tasks of `corpus` meant to be refused (a `refusal` check expecting one).
+std::set<std::string> RefusalTasks(const Corpus& corpus);
 
 /// Loads the corpus in `dir` (corpus.yaml, personas.yaml, tools.yaml, tasks/*.yaml, docs/*.md) and
 /// checks it on its own: unique ids, personas defined, canaries present and unique. Every problem

@@ -392,6 +392,14 @@ std::vector<std::string> Corpus::PersonaNames() const {
   return names;
 }
 
+std::set<std::string> RefusalTasks(const Corpus& corpus) {
+  std::set<std::string> tasks;
+  for (const Task& task : corpus.tasks)
+    for (const Check& check : task.checks)
+      if (check.kind == CheckKind::kRefusal && check.expect_refusal) tasks.insert(task.id);
+  return tasks;
+}
+
 Corpus ReadCorpus(const std::string& dir, Diagnostics& diagnostics) {
   Corpus corpus;
   corpus.dir = dir;

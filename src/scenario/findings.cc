@@ -72,15 +72,6 @@ std::vector<manifest::LatencyThreshold> SloThresholds(const std::vector<load::Sl
   return thresholds;
 }
 
-std::set<std::string> RefusalTasks(const manifest::Corpus& corpus) {
-  std::set<std::string> tasks;
-  for (const manifest::Task& task : corpus.tasks)
-    for (const manifest::Check& check : task.checks)
-      if (check.kind == manifest::CheckKind::kRefusal && check.expect_refusal)
-        tasks.insert(task.id);
-  return tasks;
-}
-
 int64_t CountExpectedDenials(std::span<const load::RequestRecord> records,
                              const std::set<std::string>& refusal_tasks) {
   return std::count_if(records.begin(), records.end(), [&](const load::RequestRecord& r) {

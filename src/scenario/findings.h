@@ -60,8 +60,6 @@ std::vector<load::Slo> SlosOf(const manifest::Thresholds& thresholds);
 std::vector<manifest::LatencyThreshold> SloThresholds(const std::vector<load::Slo>& slos,
                                                       double percentile);
 
-/// The tasks of `corpus` meant to be refused (a `refusal` check expecting one).
-std::set<std::string> RefusalTasks(const manifest::Corpus& corpus);
 /// Of `records`, the measured ones denied (401/403) on a task in `refusal_tasks`.
 int64_t CountExpectedDenials(std::span<const load::RequestRecord> records,
                              const std::set<std::string>& refusal_tasks);
