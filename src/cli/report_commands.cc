@@ -9,10 +9,10 @@
 #include "cli/command.h"
 #include "cli/run_files.h"
 #include "cli/stored_run.h"
-#include "cli/triaged_run.h"
 #include "console/console.h"
 #include "report/compare_runs.h"
 #include "report/model.h"
+#include "report/triaged_run.h"
 #include "scenario/run_bundle.h"
 
 namespace stagegate::cli {
@@ -45,14 +45,15 @@ Status WriteDashboard(store::Store& store, const std::string& dir) {
 }
 
 Result<report::ReportModel> BuildRunReport(store::Store& store, const store::RunInfo& run,
-                                           const manifest::Bundle* bundle) {
+                                           const manifest::Bundle* bundle,
+                                           const std::string& problem) {
   Result<report::ReportModel> model = report::BuildReport(store, run, bundle);
   if (!model.ok()) return model.status();
-  Result<TriagedRun> triaged = TriageStoredRun(store, run);
+  Result<report::TriagedRun> triaged = report::TriageStoredRun(store, run, bundle, problem);
   if (!triaged.ok()) return triaged.status();
   for (const std::string& name : report::TriageClassNames()) {
     int64_t count = 0;
-    for (const TriagedRequest& t : triaged->triaged)
+    for (const report::TriagedRequest& t : triaged->triaged)
       count += report::TriageClassName(t.triage.triage_class) == name;
     model->triage.push_back({name, count});
   }
@@ -114,7 +115,7 @@ class ReportCommand : public Command {
     std::string problem;
     std::optional<manifest::Bundle> bundle = scenario::RunBundle(opened->run, problem);
     Result<report::ReportModel> model =
-        BuildRunReport(*opened->store, opened->run, bundle ? &*bundle : nullptr);
+        BuildRunReport(*opened->store, opened->run, bundle ? &*bundle : nullptr, problem);
     if (!model.ok()) return Fail(console, "report", model.status());
     if (!bundle)
       model->notes.push_back("automated checks not run: " +
@@ -282,7 +283,7 @@ Status WriteReportFiles(store::Store& store, const store::RunInfo& run,
                         const manifest::Bundle* bundle, const std::string& dir,
                         std::vector<std::string> formats, std::vector<std::string>& written,
                         console::Console& console) {
-  Result<report::ReportModel> model = BuildRunReport(store, run, bundle);
+  Result<report::ReportModel> model = BuildRunReport(store, run, bundle, "");
   if (!model.ok()) return model.status();
   SG_RETURN_IF_ERROR(WriteReportFormats(*model, dir, std::move(formats), written));
   console.Line("verdict: " + std::string(report::Name(model->verdict)));
