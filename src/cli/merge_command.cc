@@ -8,7 +8,6 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/merge.h"
-#include "cli/run_files.h"
 #include "cli/run_support.h"
 #include "cli/stored_run.h"
 #include "scenario/run_bundle.h"

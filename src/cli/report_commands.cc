@@ -4,88 +4,19 @@
 #include <filesystem>
 
 #include "base/clock.h"
-#include "base/files.h"
-#include "base/strings.h"
 #include "cli/command.h"
-#include "cli/run_files.h"
 #include "cli/stored_run.h"
 #include "console/console.h"
 #include "report/compare_runs.h"
 #include "report/model.h"
-#include "report/triaged_run.h"
+#include "report/report_files.h"
 #include "scenario/run_bundle.h"
 
 namespace stagegate::cli {
 namespace {
 
-constexpr const char* kFormats[] = {"md", "html", "json", "junit", "csv"};
-
 std::string UtcTime(int64_t unix_ms) {
   return FormatUtc(unix_ms / 1000, "%Y-%m-%d %H:%M:%SZ");
-}
-
-// Writes the dashboard of every run in `store` to `dir`/index.html, linking each run's
-// `dir`/<run>/report.html where there is one.
-Status WriteDashboard(store::Store& store, const std::string& dir) {
-  Result<std::vector<store::RunInfo>> runs = store.ListRuns();
-  if (!runs.ok()) return runs.status();
-  std::vector<report::ReportModel> models;
-  for (const store::RunInfo& run : *runs) {
-    Result<report::ReportModel> model = report::BuildReport(store, run, nullptr, false);
-    if (!model.ok()) return model.status();
-    models.push_back(std::move(*model));
-  }
-  std::error_code made;
-  std::filesystem::create_directories(dir, made);
-  if (made) return Status::IoError(dir + ": " + made.message());
-  return WriteFileAtomically(dir + "/index.html",
-                             report::DashboardHtml(models, [&](const std::string& run_id) {
-                               return IsRegularFile(dir + "/" + run_id + "/report.html");
-                             }));
-}
-
-Result<report::ReportModel> BuildRunReport(store::Store& store, const store::RunInfo& run,
-                                           const manifest::Bundle* bundle,
-                                           const std::string& problem) {
-  Result<report::ReportModel> model = report::BuildReport(store, run, bundle);
-  if (!model.ok()) return model.status();
-  Result<report::TriagedRun> triaged = report::TriageStoredRun(store, run, bundle, problem);
-  if (!triaged.ok()) return triaged.status();
-  for (const std::string& name : report::TriageClassNames()) {
-    int64_t count = 0;
-    for (const report::TriagedRequest& t : triaged->triaged)
-      count += report::TriageClassName(t.triage.triage_class) == name;
-    model->triage.push_back({name, count});
-  }
-  return model;
-}
-
-Status WriteReportFormats(const report::ReportModel& model, const std::string& dir,
-                          std::vector<std::string> formats, std::vector<std::string>& written) {
-  std::error_code made;
-  std::filesystem::create_directories(dir, made);
-  if (made) return Status::IoError(dir + ": " + made.message());
-  if (formats.empty()) formats.assign(std::begin(kFormats), std::end(kFormats));
-  for (const std::string& format : formats) {
-    std::string path, text;
-    if (format == "md") {
-      path = dir + "/report.md", text = report::ReportMarkdown(model);
-    } else if (format == "html") {
-      path = dir + "/report.html", text = report::ReportHtml(model);
-    } else if (format == "json") {
-      path = dir + "/report.json";
-      text =
-          report::ReportJson(model).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-          "\n";
-    } else if (format == "junit") {
-      path = dir + "/report.junit.xml", text = report::ReportJunit(model);
-    } else {
-      path = dir + "/report.csv", text = report::ReportCsv(model);
-    }
-    SG_RETURN_IF_ERROR(WriteFileAtomically(path, text));
-    written.push_back(path);
-  }
-  return Status::Ok();
 }
 
 class ReportCommand : public Command {
@@ -115,7 +46,7 @@ class ReportCommand : public Command {
     std::string problem;
     std::optional<manifest::Bundle> bundle = scenario::RunBundle(opened->run, problem);
     Result<report::ReportModel> model =
-        BuildRunReport(*opened->store, opened->run, bundle ? &*bundle : nullptr, problem);
+        report::BuildRunReport(*opened->store, opened->run, bundle ? &*bundle : nullptr, problem);
     if (!model.ok()) return Fail(console, "report", model.status());
     if (!bundle)
       model->notes.push_back("automated checks not run: " +
@@ -147,11 +78,11 @@ class ReportCommand : public Command {
     std::filesystem::create_directories(dir, made);
     if (made) return Fail(console, "report", Status::IoError(dir + ": " + made.message()));
     std::vector<std::string> written;
-    if (Status status = WriteReportFormats(*model, dir, formats_, written); !status.ok())
+    if (Status status = report::WriteReportFormats(*model, dir, formats_, written); !status.ok())
       return Fail(console, "report", status);
     // The dashboard beside the reports, when the report went where reports go.
     if (dir == usual)
-      if (Status status = WriteDashboard(*opened->store, "reports"); !status.ok())
+      if (Status status = report::WriteDashboard(*opened->store, "reports"); !status.ok())
         return Fail(console, "report", status);
     console.Line("verdict: " + std::string(report::Name(model->verdict)));
     for (const std::string& reason : model->verdict_reasons)
@@ -249,7 +180,7 @@ class RunsCommand : public Command {
                                  : "? (" + model.status().message() + ")"});
     }
     if (!html_dir_.empty()) {
-      if (Status status = WriteDashboard(**store, html_dir_); !status.ok())
+      if (Status status = report::WriteDashboard(**store, html_dir_); !status.ok())
         return Fail(console, "runs", status);
     }
     if (runs->empty()) {
@@ -277,19 +208,6 @@ std::unique_ptr<Command> MakeCompareCommand() {
 }
 std::unique_ptr<Command> MakeRunsCommand() {
   return std::make_unique<RunsCommand>();
-}
-
-Status WriteReportFiles(store::Store& store, const store::RunInfo& run,
-                        const manifest::Bundle* bundle, const std::string& dir,
-                        std::vector<std::string> formats, std::vector<std::string>& written,
-                        console::Console& console) {
-  Result<report::ReportModel> model = BuildRunReport(store, run, bundle, "");
-  if (!model.ok()) return model.status();
-  SG_RETURN_IF_ERROR(WriteReportFormats(*model, dir, std::move(formats), written));
-  console.Line("verdict: " + std::string(report::Name(model->verdict)));
-  for (const std::string& reason : model->verdict_reasons)
-    console.Line("  " + reason);
-  return Status::Ok();
 }
 
 }  // namespace stagegate::cli

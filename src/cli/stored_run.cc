@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
+#include "report/report_files.h"
 #include "scenario/run_bundle.h"
 
 namespace stagegate::cli {
@@ -30,6 +31,19 @@ std::optional<manifest::Bundle> LoadBundleAsRunWill(const std::string& path,
   console.Error(std::to_string(count) + (count == 1 ? " problem" : " problems") + " in " + path +
                 " and the files it names");
   return std::nullopt;
+}
+
+Status WriteReportFiles(store::Store& store, const store::RunInfo& run,
+                        const manifest::Bundle* bundle, const std::string& dir,
+                        std::vector<std::string> formats, std::vector<std::string>& written,
+                        console::Console& console) {
+  Result<report::ReportModel> model =
+      report::WriteReportFiles(store, run, *bundle, dir, std::move(formats), written);
+  if (!model.ok()) return model.status();
+  console.Line("verdict: " + std::string(report::Name(model->verdict)));
+  for (const std::string& reason : model->verdict_reasons)
+    console.Line("  " + reason);
+  return Status::Ok();
 }
 
 ExitCode Fail(console::Console& console, const std::string& command, const Status& status) {

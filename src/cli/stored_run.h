@@ -1,11 +1,13 @@
 #pragma once
 
 // What the commands that work on a stored run share: opening the store and the run, loading a
-// scenario as the run will (its problems printed), and printing a failure.
+// scenario as the run will (its problems printed), writing a run's report files (its verdict
+// printed), and printing a failure.
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "cli/command.h"
@@ -29,6 +31,13 @@ Result<OpenedRun> OpenRun(const GlobalOptions& global, const std::string& run_id
 std::optional<manifest::Bundle> LoadBundleAsRunWill(const std::string& path,
                                                     console::Console& console,
                                                     scenario::InputFiles& input);
+
+/// report::WriteReportFiles for a run whose scenario was read again (`bundle`, not null), with
+/// the verdict and its reasons printed to the console.
+Status WriteReportFiles(store::Store& store, const store::RunInfo& run,
+                        const manifest::Bundle* bundle, const std::string& dir,
+                        std::vector<std::string> formats, std::vector<std::string>& written,
+                        console::Console& console);
 
 /// Prints `status` line by line as "stagegate COMMAND: ..." and returns its exit code
 /// (InvalidInput: 2, anything else: 3).
