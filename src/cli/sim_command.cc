@@ -1,53 +1,17 @@
 // `stagegate sim`: runs the reference application in the foreground until SIGINT or SIGTERM.
 
 #include <pthread.h>
-#include <algorithm>
 #include <csignal>
-#include <filesystem>
-#include <system_error>
 
-#include "base/files.h"
-#include "base/strings.h"
 #include "cli/command.h"
 #include "manifest/corpus.h"
+#include "sim/default_corpus.h"
 #include "sim/profile.h"
 #include "sim/sim_server.h"
 
 namespace stagegate::cli {
 
 namespace {
-
-namespace fs = std::filesystem;
-
-constexpr const char* kDefaultCorpus = "corpus/service-desk";
-
-// Where the default corpus may be, in order, as absolute paths: the current directory (a
-// checkout), then the checkout the executable was built in (build/stagegate sits in it). The
-// project has no install rules, so there is no shared-data folder to look in.
-std::vector<std::string> DefaultCorpusCandidates() {
-  std::vector<fs::path> folders;
-  std::error_code error;
-  if (fs::path here = fs::current_path(error); !error) folders.push_back(here);
-  if (fs::path executable = fs::read_symlink("/proc/self/exe", error); !error)
-    folders.push_back(executable.parent_path() / "..");
-  std::vector<std::string> candidates;
-  for (const fs::path& folder : folders) {
-    std::string candidate = (folder / kDefaultCorpus).lexically_normal().string();
-    if (std::find(candidates.begin(), candidates.end(), candidate) == candidates.end())
-      candidates.push_back(std::move(candidate));
-  }
-  return candidates;
-}
-
-// The first candidate folder that holds corpus.yaml; NotFound naming every candidate otherwise.
-Result<std::string> FindDefaultCorpus() {
-  const std::vector<std::string> candidates = DefaultCorpusCandidates();
-  for (const std::string& candidate : candidates) {
-    if (IsRegularFile(candidate + "/corpus.yaml")) return candidate;
-  }
-  return Status::NotFound("no corpus found at " + Join(candidates, " or ") +
-                          ": pass --corpus DIR (the folder with corpus.yaml)");
-}
 
 class SimCommand : public Command {
  public:
@@ -83,7 +47,7 @@ class SimCommand : public Command {
     std::optional<sim::SimProfile> profile = sim::LoadSimProfile(profile_, diagnostics);
     std::string corpus_dir = corpus_dir_;
     if (corpus_dir.empty()) {
-      Result<std::string> found = FindDefaultCorpus();
+      Result<std::string> found = sim::FindDefaultCorpus();
       if (!found.ok()) {
         console.Error("stagegate sim: " + found.status().message());
         return ExitCode::kInvalidInput;
@@ -141,7 +105,7 @@ class SimCommand : public Command {
   std::string tool_url_;
   std::string profile_ = "default";
   std::string tokenizer_;
-  std::string corpus_dir_;  // "": the default corpus, found by FindDefaultCorpus
+  std::string corpus_dir_;  // "": the default corpus, found by sim::FindDefaultCorpus
   std::string model_ = "sim-assistant";
   std::string fault_;
 };
