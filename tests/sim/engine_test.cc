@@ -202,11 +202,13 @@ TEST_CASE("a step takes longer the more sequences run", "[sim][engine]") {
     io.run();
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   };
-  double one = time_for(1);    // 20 steps of ~1.1 ms
-  double eight = time_for(8);  // 20 steps of ~8.1 ms
+  // Timers never fire early, so each bound holds however busy the machine is (a ratio of the
+  // two does not: a late wake-up in the short run shrinks it). Were the step time not to grow
+  // with the sequences, eight would take about as long as one (~22 ms), under its bound.
+  double one = time_for(1);    // 20 steps of at least 1.1 ms
+  double eight = time_for(8);  // 20 steps of at least 8.1 ms
   CHECK(one >= 20);
   CHECK(eight >= 160);
-  CHECK(eight > 4 * one);
 }
 
 }  // namespace
