@@ -335,9 +335,11 @@ Result<StepResult> Runner::RunStep(const std::string& stage, PhaseStep step,
                                    const load::RequestSource& source, bool measure_again,
                                    const LevelCriteria* level) {
   StepResult result{.stage = stage, .judged = step.label.empty() && Judged(step.kind)};
-  // A shard's load step holds its slot of the shared plan, whichever shard it is.
+  // A shard's load step holds its slot of the shared plan, whichever shard it is; so does a step
+  // of any run whose time zero is an agreed instant (--start-at), which waits for it.
   std::optional<int64_t> slot_ns;
-  if (settings_.shard.count > 1 && step.label.empty() && !step.at_rest) {
+  if ((settings_.shard.count > 1 || settings_.start_at_unix_ms) && step.label.empty() &&
+      !step.at_rest) {
     slot_ns = next_slot_ns_;
     next_slot_ns_ += SlotNs(step);
     TakeShard(step, settings_.shard);

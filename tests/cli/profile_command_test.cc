@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "http_test_server.h"
 #include "load/metrics.h"
 #include "scenario/profile_output.h"
@@ -442,6 +443,25 @@ TEST_CASE("a profile level's self-check lists its client check and how its reads
         "  arrivals stamped by the kernel's receive time for 100% of reads; the client read them "
         "p50 54 µs, p99 3 ms, max 3 ms after they arrived");
   CHECK(lines[2].find("a worker thread was 95% busy") != std::string::npos);
+}
+
+TEST_CASE("profile --start-at sends nothing before the agreed instant, without --shard too",
+          "[cli][profile][shard]") {
+  auto sim = StartSim(sim::SimProfile::Fast());
+  testing::TempDir dir;
+  // Two seconds from now, in Unix ms: record times count from it, so none may be negative.
+  const int64_t start_ms = WallUnixMs() + 2000;
+  Ran ran = RunProfile(dir, {"--url", sim->base_url() + "/v1", "--model", "sim", "--request-rate",
+                             "20", "--requests", "5", "--output-tokens", "4", "--start-at",
+                             std::to_string(start_ms), "--out", dir / "out"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  const std::vector<json> records = testing::ReadJsonLines(dir / "out/requests.jsonl");
+  REQUIRE(records.size() == 5);
+  for (const json& r : records) {
+    CHECK(r["times_ns"]["intended"].get<int64_t>() >= 0);
+    CHECK(r["times_ns"]["sent"].get<int64_t>() >= 0);
+  }
 }
 
 TEST_CASE("profile --receive-times read stamps arrivals when read and says so", "[cli][profile]") {
