@@ -146,15 +146,18 @@ std::map<int64_t, const store::PhaseInfo*> LivePhases(const std::vector<store::P
 void AddSteadyDistributions(const std::vector<load::RequestRecord>& records,
                             const std::map<int64_t, const store::PhaseInfo*>& phase_of,
                             bool profile, ChartData& charts) {
+  // Each phase's key, once: a profile's level kind is read from the phase's stored config.
+  std::map<int64_t, std::string> key_of;
+  for (const auto& [id, p] : phase_of)
+    if (profile)
+      key_of[id] = p->ProfileLevelKind() + (p->level ? " " + FormatNumber(*p->level) : "");
+    else if (p->phase == "steady" && !p->at_rest)
+      key_of[id] = p->stage;
   for (const load::RequestRecord& r : records) {
-    auto found = phase_of.find(r.phase_id);
-    if (found == phase_of.end() || r.warmup || r.outcome != load::Outcome::kOk || !r.sent_ns)
+    auto found = key_of.find(r.phase_id);
+    if (found == key_of.end() || r.warmup || r.outcome != load::Outcome::kOk || !r.sent_ns)
       continue;
-    const store::PhaseInfo& p = *found->second;
-    if (!profile && (p.phase != "steady" || p.at_rest)) continue;
-    const std::string stage =
-        profile ? p.ProfileLevelKind() + (p.level ? " " + FormatNumber(*p.level) : std::string())
-                : p.stage;
+    const std::string& stage = found->second;
     if (r.first_token_ns)
       charts.steady_ttft_ms[stage].push_back(static_cast<double>(*r.first_token_ns - *r.sent_ns) /
                                              1e6);

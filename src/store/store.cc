@@ -129,7 +129,9 @@ std::string PhaseInfo::ProfileLevelKind() const {
   if (phase == "steady") return "trace";
   if (phase != "sweep") return phase;
   const nlohmann::json config = nlohmann::json::parse(config_json, nullptr, false);
-  return config.is_object() && config.value("closed_loop", false) ? "concurrency" : "request_rate";
+  const bool closed = config.is_object() && config.contains("closed_loop") &&
+                      config["closed_loop"].is_boolean() && config["closed_loop"].get<bool>();
+  return closed ? "concurrency" : "request_rate";
 }
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {

@@ -868,3 +868,28 @@ TEST_CASE("Migration 7 turns the ' at rest' suffix of a stage into the phase's a
 
 }  // namespace
 }  // namespace stagegate::store
+
+namespace stagegate::store {
+namespace {
+
+TEST_CASE("a profile's stored level is named by its kind, whatever its config holds",
+          "[store][profile]") {
+  const auto kind = [](const std::string& phase, const std::string& config) {
+    return PhaseInfo{.phase = phase, .config_json = config}.ProfileLevelKind();
+  };
+  CHECK(kind("sweep", R"({"closed_loop": true})") == "concurrency");
+  CHECK(kind("sweep", R"({"closed_loop": false})") == "request_rate");
+  CHECK(kind("steady", "{}") == "trace");
+  // A profile stored before profiles ran as scenarios named its phases by kind already.
+  CHECK(kind("concurrency", "{}") == "concurrency");
+  CHECK(kind("request_rate", "{}") == "request_rate");
+  // A config that is not JSON, or not an object, or whose closed_loop is not a boolean, reads as
+  // an open loop, never as an exception.
+  CHECK(kind("sweep", "{not json") == "request_rate");
+  CHECK(kind("sweep", "[true]") == "request_rate");
+  CHECK(kind("sweep", "") == "request_rate");
+  CHECK(kind("sweep", R"({"closed_loop": "yes"})") == "request_rate");
+}
+
+}  // namespace
+}  // namespace stagegate::store
