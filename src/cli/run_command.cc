@@ -137,12 +137,12 @@ class RunCommand : public Command {
     if (scenario_.empty() == resume_id_.empty())
       return Status::InvalidInput("give a scenario file, or --resume RUN_ID");
     if (!shard_text_.empty()) {
-      Result<load::Shard> shard = ShardOption(shard_text_);
+      Result<load::Shard> shard = scenario::ShardOption(shard_text_);
       if (!shard.ok()) return shard.status();
       settings_.shard = *shard;
     }
     if (!start_at_text_.empty()) {
-      Result<int64_t> start_at = StartAtOption(start_at_text_);
+      Result<int64_t> start_at = scenario::StartAtOption(start_at_text_);
       if (!start_at.ok()) return start_at.status();
       settings_.start_at_unix_ms = *start_at;
     }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "load/schedule.h"
 #include "manifest/bundle.h"
 #include "scenario/phase_plan.h"
@@ -31,5 +32,14 @@ int64_t SlotNs(const PhaseStep& step);
 /// time), offered at the mean rate of those it keeps; a closed loop's concurrency and sequences
 /// the engine splits by `options.shard`.
 void TakeShard(PhaseStep& step, load::Shard shard);
+
+/// `--shard`: "I/N" (load::ParseShard), or "job/N", which takes I from a Kubernetes Indexed
+/// Job's JOB_COMPLETION_INDEX (counted from 0, so I is it + 1). InvalidInput names the text, or
+/// the variable when it is missing or not an index below N.
+Result<load::Shard> ShardOption(const std::string& text);
+
+/// `--start-at`: RFC 3339 with a zone ("2026-12-02T10:00:00Z", "...T11:00:00.250+01:00") or
+/// Unix milliseconds (digits only), as Unix ms. InvalidInput quotes the text.
+Result<int64_t> StartAtOption(const std::string& text);
 
 }  // namespace stagegate::scenario
