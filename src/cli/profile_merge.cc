@@ -49,10 +49,13 @@ ExitCode MergeProfileShards(const std::vector<ShardRun>& shards, const GlobalOpt
       scenario::WriteProfileOutputs(out_dir, merged->profile, levels, merged->records, merged->slos,
                                     nullptr, merged->wall_origin_ns);
   if (!written.ok()) return Fail(console, "merge", written.status());
+  // The stored config may have been edited: a model that is not text is left out.
+  const std::string model = config.contains("model") && config["model"].is_string()
+                                ? config["model"].get<std::string>()
+                                : "";
   if (Status kept = scenario::KeepFindings(
           store, run_id,
-          scenario::ProfileFindings(merged->profile, config.value("model", ""), levels,
-                                    merged->sweep, false),
+          scenario::ProfileFindings(merged->profile, model, levels, merged->sweep, false),
           merged->interrupted);
       !kept.ok())
     return Fail(console, "merge", kept);

@@ -365,7 +365,14 @@ Result<std::vector<std::string>> WriteProfileAiperf(
     const std::vector<load::Slo>& slos, const load::SyntheticOptions* synthetic,
     int64_t wall_origin_ns) {
   using json = nlohmann::json;
-  json input = {{"random_seed", config.value("seed", json())}};
+  // The config may be a merged one read back from the shards' stores: a field of another type
+  // than its own is left out, never thrown on.
+  const auto field = [&config](const char* key, const json& otherwise) {
+    const json& value = config.is_object() && config.contains(key) ? config[key] : otherwise;
+    return value.type() == otherwise.type() ? value : otherwise;
+  };
+  const bool seeded = config.is_object() && config.contains("seed") && config["seed"].is_number();
+  json input = {{"random_seed", seeded ? config["seed"] : json()}};
   if (synthetic)
     input["prompt"] = {
         {"input_tokens",
@@ -381,9 +388,9 @@ Result<std::vector<std::string>> WriteProfileAiperf(
     if (level.kind == "concurrency")
       loadgen["concurrency"] = level.value;
     else if (level.kind == "request_rate")
-      loadgen.update({{"request_rate", level.value}, {"arrival", config.value("arrival", "")}});
+      loadgen.update({{"request_rate", level.value}, {"arrival", field("arrival", "")}});
     else
-      loadgen.update({{"trace", config.value("trace", "")}, {"speedup", level.value}});
+      loadgen.update({{"trace", field("trace", "")}, {"speedup", level.value}});
     const std::string dir = levels.size() == 1
                                 ? out_dir
                                 : out_dir + "/aiperf/" + level.kind + FormatNumber(level.value, 3);
@@ -393,14 +400,14 @@ Result<std::vector<std::string>> WriteProfileAiperf(
               .wall_origin_ns = wall_origin_ns,
               .interrupted = level.interrupted,
               .input_config = {{"endpoint",
-                                {{"model_names", {config.value("model", "")}},
-                                 {"type", config.value("endpoint", "")},
-                                 {"streaming", config.value("stream", true)},
-                                 {"url", config.value("url", "")}}},
+                                {{"model_names", {field("model", "")}},
+                                 {"type", field("endpoint", "")},
+                                 {"streaming", field("stream", true)},
+                                 {"url", field("url", "")}}},
                                {"input", input},
                                {"loadgen", loadgen}},
               .stagegate = {{"run_id", run_id},
-                            {"token_counts", config.value("token_counts", "")},
+                            {"token_counts", field("token_counts", "")},
                             {"level", {{"kind", level.kind}, {"value", level.value}}},
                             {"output_tokens_from_usage", level.metrics.usage_tokens},
                             {"output_tokens_counted", level.metrics.counted_tokens}}}));

@@ -13,6 +13,7 @@
 #include "invoke.h"
 #include "scenario/runner.h"
 #include "scenario/scripted_app.h"
+#include "store/sqlite.h"
 #include "test_util.h"
 
 namespace stagegate::cli {
@@ -116,6 +117,39 @@ TEST_CASE("merge joins a profile's shards from their stores after their folders 
               dir / "report", "--format", "md"});
   INFO(reported.err);
   CHECK(testing::ReadText(dir / "report/report.md").find("| 6 req/s | ") != std::string::npos);
+}
+
+TEST_CASE("merge takes a profile's stored config of the wrong types without throwing",
+          "[cli][profile][shard][hostile]") {
+  testing::TempDir dir;
+  std::vector<std::string> shards;
+  for (int i = 1; i <= 2; ++i) {
+    const std::string shard = dir / ("shard" + std::to_string(i));
+    std::filesystem::create_directories(shard);
+    Profile(shard + "/stagegate.db", {"--request-rate", "4", "--duration", "3", "--shard",
+                                      std::to_string(i) + "/2", "--out", shard + "/out"});
+    // A store edited by hand: the config's text fields hold numbers, arrays and null.
+    auto db = store::Database::Open(shard + "/stagegate.db");
+    REQUIRE(db.ok());
+    REQUIRE((*db)
+                ->Exec("UPDATE runs SET scenario_json = json_set(scenario_json, '$.model', 5, "
+                       "'$.endpoint', json('[1]'), '$.stream', 'yes', '$.arrival', 3, '$.url', "
+                       "json('null'), '$.token_counts', json('{}'), '$.seed', 'seven')")
+                .ok());
+    shards.push_back(shard);
+  }
+  std::vector<std::string> merge = {"--db", dir / "merged.db", "merge", dir / "merged"};
+  merge.insert(merge.end(), shards.begin(), shards.end());
+  const Invocation merged = Invoke(merge);
+  INFO(merged.out << merged.err);
+  REQUIRE(merged.exit_code == 0);
+  const json aiperf = json::parse(testing::ReadText(dir / "merged/profile_export_aiperf.json"));
+  const json& endpoint = aiperf["input_config"]["endpoint"];
+  CHECK(endpoint["model_names"] == json::array({""}));
+  CHECK(endpoint["type"] == "");
+  CHECK(endpoint["streaming"] == true);
+  CHECK(aiperf["input_config"]["loadgen"]["arrival"] == "");
+  CHECK(aiperf["input_config"]["input"]["random_seed"].is_null());
 }
 
 }  // namespace
