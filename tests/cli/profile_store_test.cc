@@ -36,6 +36,30 @@ std::string Profile(const std::string& db, std::vector<std::string> args) {
   return ran.out.substr(at + 5, ran.out.find_first_of(" \n", at + 5) - (at + 5));
 }
 
+// `count` shards of one profile (`args` and --shard I/count), each with its store in
+// DIR/shardI and its outputs in DIR/shardI/out; their folders.
+std::vector<std::string> ProfileShards(const testing::TempDir& dir, int count,
+                                       const std::vector<std::string>& args) {
+  std::vector<std::string> shards;
+  for (int i = 1; i <= count; ++i) {
+    const std::string shard = dir / ("shard" + std::to_string(i));
+    std::filesystem::create_directories(shard);
+    std::vector<std::string> shard_args = args;
+    shard_args.insert(shard_args.end(), {"--shard", std::to_string(i) + "/" + std::to_string(count),
+                                         "--out", shard + "/out"});
+    Profile(shard + "/stagegate.db", shard_args);
+    shards.push_back(shard);
+  }
+  return shards;
+}
+
+// `stagegate --db DIR/merged.db merge DIR/merged SHARDS...`.
+Invocation Merge(const testing::TempDir& dir, const std::vector<std::string>& shards) {
+  std::vector<std::string> merge = {"--db", dir / "merged.db", "merge", dir / "merged"};
+  merge.insert(merge.end(), shards.begin(), shards.end());
+  return Invoke(merge);
+}
+
 TEST_CASE("report shows a profile run's levels, capacity finding and client check",
           "[cli][profile][report]") {
   testing::TempDir dir;
@@ -86,19 +110,11 @@ TEST_CASE("compare takes two profile runs from the store, level by level",
 TEST_CASE("merge joins a profile's shards from their stores after their folders are gone",
           "[cli][profile][shard]") {
   testing::TempDir dir;
-  std::vector<std::string> shards;
-  for (int i = 1; i <= 3; ++i) {
-    const std::string shard = dir / ("shard" + std::to_string(i));
-    std::filesystem::create_directories(shard);
-    Profile(shard + "/stagegate.db",
-            {"--request-rate", "6", "--duration", "5", "--shard", std::to_string(i) + "/3", "--slo",
-             "ttft_ms:300", "--out", dir / ("out" + std::to_string(i))});
-    std::filesystem::remove_all(dir / ("out" + std::to_string(i)));
-    shards.push_back(shard);
-  }
-  std::vector<std::string> merge = {"--db", dir / "merged.db", "merge", dir / "merged"};
-  merge.insert(merge.end(), shards.begin(), shards.end());
-  const Invocation merged = Invoke(merge);
+  const std::vector<std::string> shards =
+      ProfileShards(dir, 3, {"--request-rate", "6", "--duration", "5", "--slo", "ttft_ms:300"});
+  for (const std::string& shard : shards)
+    std::filesystem::remove_all(shard + "/out");
+  const Invocation merged = Merge(dir, shards);
   INFO(merged.out << merged.err);
   REQUIRE(merged.exit_code == 0);
   const json profile = json::parse(testing::ReadText(dir / "merged/profile.json"));
@@ -122,12 +138,9 @@ TEST_CASE("merge joins a profile's shards from their stores after their folders 
 TEST_CASE("merge takes a profile's stored config of the wrong types without throwing",
           "[cli][profile][shard][hostile]") {
   testing::TempDir dir;
-  std::vector<std::string> shards;
-  for (int i = 1; i <= 2; ++i) {
-    const std::string shard = dir / ("shard" + std::to_string(i));
-    std::filesystem::create_directories(shard);
-    Profile(shard + "/stagegate.db", {"--request-rate", "4", "--duration", "3", "--shard",
-                                      std::to_string(i) + "/2", "--out", shard + "/out"});
+  const std::vector<std::string> shards =
+      ProfileShards(dir, 2, {"--request-rate", "4", "--duration", "3"});
+  for (const std::string& shard : shards) {
     // A store edited by hand: the config's text fields hold numbers, arrays and null.
     auto db = store::Database::Open(shard + "/stagegate.db");
     REQUIRE(db.ok());
@@ -136,11 +149,8 @@ TEST_CASE("merge takes a profile's stored config of the wrong types without thro
                        "'$.endpoint', json('[1]'), '$.stream', 'yes', '$.arrival', 3, '$.url', "
                        "json('null'), '$.token_counts', json('{}'), '$.seed', 'seven')")
                 .ok());
-    shards.push_back(shard);
   }
-  std::vector<std::string> merge = {"--db", dir / "merged.db", "merge", dir / "merged"};
-  merge.insert(merge.end(), shards.begin(), shards.end());
-  const Invocation merged = Invoke(merge);
+  const Invocation merged = Merge(dir, shards);
   INFO(merged.out << merged.err);
   REQUIRE(merged.exit_code == 0);
   const json aiperf = json::parse(testing::ReadText(dir / "merged/profile_export_aiperf.json"));
