@@ -236,6 +236,8 @@ class Runner {
   /// The scenario's tool-outage probes, one request at a time through `requests`: before,
   /// inject, during, restore, after. The actuator restores whatever happens in between.
   Status RunToolOutageProbes(const StageRequests& requests, Plan& plan, RunReport& report);
+  /// One tool-outage probe under way (fault_probes.cc).
+  class OutageProbeRun;
   /// Stores a probe's verdict and evidence, and one row for each request in evidence["requests"]
   /// (each with its part, phase_id, sequence and passed).
   Status StoreFaultResult(const std::string& probe, const std::string& kind, int64_t phase_id,
