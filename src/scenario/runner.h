@@ -208,7 +208,20 @@ class Runner {
  private:
   struct Plan;
   struct PlanStage;
+  /// Plans the run into `plan` and starts what it sends to (the fault proxies, our sim). Fails
+  /// with every problem of the input at once (InvalidInput), or on the first that cannot start.
   Status Prepare(Plan& plan);
+  /// Reads the input's files, unless UseInputFiles gave them, and says what they hold; their
+  /// problems go to `errors`.
+  void ReadInputFiles(std::vector<std::string>& errors);
+  /// Plans each of `stages`: its requests, against plan.endpoint, and its steps (a sweep's first
+  /// level). Problems go to `errors`.
+  void PlanStages(const std::vector<manifest::EffectiveStage>& stages, Plan& plan,
+                  std::vector<std::string>& errors);
+  /// Starts the fault proxies of `upstreams` (listening port to upstream): the first shard's.
+  Status StartFaultProxies(const std::map<int64_t, std::string>& upstreams, Plan& plan);
+  /// Starts our sim as the target, and builds the stages' requests again against it.
+  Status StartOwnSim(Plan& plan);
   /// A run in shards, or with --start-at: time zero is the agreed wall-clock instant. Sets the
   /// origin and returns the report's "sharding" (the shard, the start and the clock anchors).
   nlohmann::json AgreeOnOrigin();
