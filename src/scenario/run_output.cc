@@ -240,9 +240,8 @@ void StepNotes(const RunReport& report, std::vector<std::string>& lines) {
     }
 }
 
-}  // namespace
-
-std::vector<std::string> SummaryLines(const RunReport& report) {
+// The console's stage × phase table, its header first.
+std::vector<std::string> StepTable(const RunReport& report) {
   std::vector<std::vector<std::string>> rows;
   for (const StageResult& stage : report.stages) {
     if (stage.skipped) {
@@ -264,75 +263,96 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
                             "itl p99", "e2e p95", "thresholds"},
                            rows);
   lines.front() += "   (latencies in ms)";
+  return lines;
+}
+
+// A stage's capacity: where it holds and fails, why the failing level failed, and how the sweep
+// or search went.
+void CapacityLines(const StageResult& stage, std::vector<std::string>& lines) {
+  const stats::CapacityFinding& c = *stage.capacity;
+  lines.push_back("capacity (" + stage.name + "): " +
+                  stats::DescribeCapacity(c, stage.sweep_levels,
+                                          SweepClosedLoop(stage) ? "concurrent" : "req/s"));
+  if (c.holds_up_to)
+    lines.push_back(
+        "  " + stats::DescribeCapacityRates(c, SweepClosedLoop(stage) ? "concurrent" : "req/s"));
+  if (const StepResult* failing = FailingLevel(stage); failing && failing->level)
+    lines.push_back("  at " + FormatNumber(*c.fails_at, 6) + ": " + failing->level->reason +
+                    (failing->client_warnings.empty() ? "" : std::string("; ") + kClientLimitNote));
+  lines.push_back("  " + std::string(stage.sweep_search ? "search" : "sweep") + ": " +
+                  std::to_string(stage.sweep_levels.size()) + " levels in " +
+                  FormatNumber(stage.sweep_took_s, 0) + " s");
+}
+
+// A stage's overload: how the excess was refused, and each of its checks that failed.
+void OverloadLines(const StageResult& stage, std::vector<std::string>& lines) {
+  const OverloadFinding& o = *stage.overload;
+  std::string line = "overload (" + stage.name + "): " + std::to_string(o.shed) + " of " +
+                     std::to_string(o.offered) + " shed, " +
+                     std::to_string(o.shed_with_retry_after) + " with Retry-After";
+  if (o.shed_latency_ms.count)
+    line += ", shed p95 " + FormatNumber(o.shed_latency_ms.Percentile(95), 1) + " ms";
+  line += "; " + std::to_string(o.timeouts) + " hung until a timeout, " +
+          std::to_string(o.other_failures) + " other failures";
+  if (o.cut) line += ", " + std::to_string(o.cut) + " still running at the grace period's end";
+  lines.push_back(line);
+  for (const ThresholdCheck& c : o.checks)
+    if (!c.passed) lines.push_back("  failed: " + c.name);
+}
+
+// An access-denial probe: its verdict, its counts, and its reasons.
+void DenialLines(const faults::DenialFinding& f, std::vector<std::string>& lines) {
+  std::string line = "access denial " + f.probe + ": " + f.verdict + " (" +
+                     std::to_string(f.denied) + " of " + std::to_string(f.attempts) + " denied, " +
+                     (f.leaks.empty() ? "no canary leaked" : "canary leaked");
+  if (f.control_saw_canary)
+    line += *f.control_saw_canary ? "; the positive control saw one"
+                                  : "; the positive control saw none";
+  lines.push_back(line + ")");
+  for (const std::string& reason : f.reasons)
+    lines.push_back("  " + reason);
+}
+
+// A tool-outage probe: its verdict, what each part showed, and its reasons.
+void OutageLines(const faults::ToolOutageFinding& f, std::vector<std::string>& lines) {
+  int64_t worked = 0, in_time = 0, acknowledged = 0, claimed = 0;
+  for (const faults::OutageRequest& q : f.requests) {
+    if (q.part == "before") worked += q.worked;
+    if (q.part != "during") continue;
+    in_time += q.in_time;
+    acknowledged += !q.acknowledged.empty();
+    claimed += !q.claimed.empty();
+  }
+  std::string line = "tool outage " + f.probe + " (" + f.actuator + "): " + f.verdict +
+                     " (before: " + std::to_string(worked) + " of " + std::to_string(f.before) +
+                     " worked; during: " + std::to_string(in_time) + " of " +
+                     std::to_string(f.during) + " answered in time, " +
+                     std::to_string(acknowledged) + " said the tool was unavailable, " +
+                     std::to_string(claimed) + " claimed success";
+  if (f.recovered_s)
+    line += "; worked again " + FormatNumber(*f.recovered_s, 2) + " s after restore";
+  lines.push_back(line + ")");
+  for (const std::string& reason : f.reasons)
+    lines.push_back("  " + reason);
+}
+
+}  // namespace
+
+std::vector<std::string> SummaryLines(const RunReport& report) {
+  std::vector<std::string> lines = StepTable(report);
   StepNotes(report, lines);
   for (const StageResult& stage : report.stages) {
-    if (stage.capacity) {
-      const stats::CapacityFinding& c = *stage.capacity;
-      lines.push_back("capacity (" + stage.name + "): " +
-                      stats::DescribeCapacity(c, stage.sweep_levels,
-                                              SweepClosedLoop(stage) ? "concurrent" : "req/s"));
-      if (c.holds_up_to)
-        lines.push_back("  " + stats::DescribeCapacityRates(
-                                   c, SweepClosedLoop(stage) ? "concurrent" : "req/s"));
-      if (const StepResult* failing = FailingLevel(stage); failing && failing->level)
-        lines.push_back(
-            "  at " + FormatNumber(*c.fails_at, 6) + ": " + failing->level->reason +
-            (failing->client_warnings.empty() ? "" : std::string("; ") + kClientLimitNote));
-      lines.push_back("  " + std::string(stage.sweep_search ? "search" : "sweep") + ": " +
-                      std::to_string(stage.sweep_levels.size()) + " levels in " +
-                      FormatNumber(stage.sweep_took_s, 0) + " s");
-    }
-    if (stage.overload) {
-      const OverloadFinding& o = *stage.overload;
-      std::string line = "overload (" + stage.name + "): " + std::to_string(o.shed) + " of " +
-                         std::to_string(o.offered) + " shed, " +
-                         std::to_string(o.shed_with_retry_after) + " with Retry-After";
-      if (o.shed_latency_ms.count)
-        line += ", shed p95 " + FormatNumber(o.shed_latency_ms.Percentile(95), 1) + " ms";
-      line += "; " + std::to_string(o.timeouts) + " hung until a timeout, " +
-              std::to_string(o.other_failures) + " other failures";
-      if (o.cut) line += ", " + std::to_string(o.cut) + " still running at the grace period's end";
-      lines.push_back(line);
-      for (const ThresholdCheck& c : o.checks)
-        if (!c.passed) lines.push_back("  failed: " + c.name);
-    }
+    if (stage.capacity) CapacityLines(stage, lines);
+    if (stage.overload) OverloadLines(stage, lines);
     if (stage.recovery)
       lines.push_back("recovery (" + stage.name + "): " +
                       stats::DescribeRecovery(*stage.recovery, stage.recovery_criteria,
                                               stage.recovery_observed_s));
   }
-  for (const faults::DenialFinding& f : report.denials) {
-    std::string line = "access denial " + f.probe + ": " + f.verdict + " (" +
-                       std::to_string(f.denied) + " of " + std::to_string(f.attempts) +
-                       " denied, " + (f.leaks.empty() ? "no canary leaked" : "canary leaked");
-    if (f.control_saw_canary)
-      line += *f.control_saw_canary ? "; the positive control saw one"
-                                    : "; the positive control saw none";
-    lines.push_back(line + ")");
-    for (const std::string& reason : f.reasons)
-      lines.push_back("  " + reason);
-  }
-  for (const faults::ToolOutageFinding& f : report.outages) {
-    int64_t worked = 0, in_time = 0, acknowledged = 0, claimed = 0;
-    for (const faults::OutageRequest& q : f.requests) {
-      if (q.part == "before") worked += q.worked;
-      if (q.part != "during") continue;
-      in_time += q.in_time;
-      acknowledged += !q.acknowledged.empty();
-      claimed += !q.claimed.empty();
-    }
-    std::string line = "tool outage " + f.probe + " (" + f.actuator + "): " + f.verdict +
-                       " (before: " + std::to_string(worked) + " of " + std::to_string(f.before) +
-                       " worked; during: " + std::to_string(in_time) + " of " +
-                       std::to_string(f.during) + " answered in time, " +
-                       std::to_string(acknowledged) + " said the tool was unavailable, " +
-                       std::to_string(claimed) + " claimed success";
-    if (f.recovered_s)
-      line += "; worked again " + FormatNumber(*f.recovered_s, 2) + " s after restore";
-    lines.push_back(line + ")");
-    for (const std::string& reason : f.reasons)
-      lines.push_back("  " + reason);
-  }
+  for (const faults::DenialFinding& f : report.denials)
+    DenialLines(f, lines);
+  for (const faults::ToolOutageFinding& f : report.outages)
+    OutageLines(f, lines);
   for (const TelemetrySource& t : report.telemetry)
     lines.push_back(
         "telemetry " + t.source + ": " + std::to_string(t.samples) + " samples from " +
