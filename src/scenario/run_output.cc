@@ -99,6 +99,80 @@ std::string Cell(const stats::Summary& summary, double p) {
   return summary.count ? FormatNumber(summary.Percentile(p), 1) : "-";
 }
 
+// What `now_step`, a stage's steady step, added over `was_step`, the steady step of the stage
+// before it (named `over`): the differences of their TTFT and end-to-end percentiles.
+json AddedJson(const std::string& over, const StepResult& now_step, const StepResult& was_step) {
+  json added = {{"over", over}};
+  for (const auto& [name, pick] : {std::pair<const char*, stats::Summary load::PhaseMetrics::*>{
+                                       "ttft", &load::PhaseMetrics::ttft_ms},
+                                   {"e2e", &load::PhaseMetrics::e2e_ms}}) {
+    const stats::Summary& now = now_step.metrics.*pick;
+    const stats::Summary& was = was_step.metrics.*pick;
+    if (now.count && was.count) {
+      added[std::string(name) + "_p50_ms"] = now.Percentile(50) - was.Percentile(50);
+      added[std::string(name) + "_p95_ms"] = now.Percentile(95) - was.Percentile(95);
+    }
+  }
+  return added;
+}
+
+// A stage's recovery finding, against the scenario's limit.
+json RecoveryJson(const StageResult& stage, const manifest::Scenario& scenario) {
+  const stats::RecoveryCriteria& criteria = stage.recovery_criteria;
+  const auto& r = *stage.recovery;
+  return {
+      {"recovered_after_s", r.recovered_after_s ? json(*r.recovered_after_s) : json(nullptr)},
+      {"max_recovery_s", scenario.recovery.max_recovery_s},
+      {"passed", r.recovered_after_s && *r.recovered_after_s <= scenario.recovery.max_recovery_s},
+      {"window_s", criteria.window_s},
+      {"observed_s", stage.recovery_observed_s},
+      {"finding", stats::DescribeRecovery(r, criteria, stage.recovery_observed_s)}};
+}
+
+// One stage of run.json: its steps and verdict, what it added over `previous` (the last stage
+// not skipped before it, if any), and its capacity, overload and recovery findings.
+json StageJson(const StageResult& stage, const StageResult* previous,
+               const manifest::Scenario& scenario) {
+  json steps = json::array();
+  for (const StepResult& step : stage.steps)
+    steps.push_back(StepJson(step));
+  json out = {{"name", stage.name}, {"skipped", stage.skipped}, {"steps", steps}};
+  if (!stage.skipped) out["passed"] = stage.passed();
+  // What this stage added over the one before it, at steady load.
+  const StepResult* steady = stage.Find(PhaseKind::kSteady);
+  const StepResult* before = previous ? previous->Find(PhaseKind::kSteady) : nullptr;
+  if (steady && before)
+    out["added_over_previous_stage"] = AddedJson(previous->name, *steady, *before);
+  if (stage.capacity) out["capacity"] = StageCapacityJson(stage);
+  if (stage.overload) out["overload"] = OverloadToJson(*stage.overload);
+  if (stage.recovery) out["recovery"] = RecoveryJson(stage, scenario);
+  return out;
+}
+
+// run.json's "faults": the findings of the access-denial and tool-outage probes.
+json FaultsJson(const RunReport& report) {
+  json denials = json::array();
+  for (const faults::DenialFinding& f : report.denials)
+    denials.push_back(faults::DenialToJson(f));
+  json outages = json::array();
+  for (const faults::ToolOutageFinding& f : report.outages)
+    outages.push_back(faults::ToolOutageToJson(f));
+  return {{"access_denial", denials}, {"tool_outage", outages}};
+}
+
+// run.json's "telemetry": each source and how its scrapes went.
+json TelemetryJson(const RunReport& report) {
+  json sources = json::array();
+  for (const TelemetrySource& t : report.telemetry)
+    sources.push_back({{"source", t.source},
+                       {"url", t.url},
+                       {"scrapes", t.scrapes},
+                       {"failures", t.failures},
+                       {"samples", t.samples},
+                       {"last_error", t.last_error}});
+  return sources;
+}
+
 }  // namespace
 
 json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
@@ -107,43 +181,7 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
   json stages = json::array();
   const StageResult* previous = nullptr;
   for (const StageResult& stage : report.stages) {
-    json steps = json::array();
-    for (const StepResult& step : stage.steps)
-      steps.push_back(StepJson(step));
-    json out = {{"name", stage.name}, {"skipped", stage.skipped}, {"steps", steps}};
-    if (!stage.skipped) out["passed"] = stage.passed();
-    // What this stage added over the one before it, at steady load.
-    const StepResult* steady = stage.Find(PhaseKind::kSteady);
-    const StepResult* before = previous ? previous->Find(PhaseKind::kSteady) : nullptr;
-    if (steady && before) {
-      json added = {{"over", previous->name}};
-      for (const auto& [name, pick] : {std::pair<const char*, stats::Summary load::PhaseMetrics::*>{
-                                           "ttft", &load::PhaseMetrics::ttft_ms},
-                                       {"e2e", &load::PhaseMetrics::e2e_ms}}) {
-        const stats::Summary& now = steady->metrics.*pick;
-        const stats::Summary& was = before->metrics.*pick;
-        if (now.count && was.count) {
-          added[std::string(name) + "_p50_ms"] = now.Percentile(50) - was.Percentile(50);
-          added[std::string(name) + "_p95_ms"] = now.Percentile(95) - was.Percentile(95);
-        }
-      }
-      out["added_over_previous_stage"] = added;
-    }
-    if (stage.capacity) out["capacity"] = StageCapacityJson(stage);
-    if (stage.overload) out["overload"] = OverloadToJson(*stage.overload);
-    if (stage.recovery) {
-      const stats::RecoveryCriteria& criteria = stage.recovery_criteria;
-      const auto& r = *stage.recovery;
-      out["recovery"] = {
-          {"recovered_after_s", r.recovered_after_s ? json(*r.recovered_after_s) : json(nullptr)},
-          {"max_recovery_s", scenario.recovery.max_recovery_s},
-          {"passed",
-           r.recovered_after_s && *r.recovered_after_s <= scenario.recovery.max_recovery_s},
-          {"window_s", criteria.window_s},
-          {"observed_s", stage.recovery_observed_s},
-          {"finding", stats::DescribeRecovery(r, criteria, stage.recovery_observed_s)}};
-    }
-    stages.push_back(std::move(out));
+    stages.push_back(StageJson(stage, previous, scenario));
     if (!stage.skipped) previous = &stage;
   }
   json run = {{"schema_version", 1},
@@ -161,33 +199,8 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
               {"stages", stages},
               {"quality_samples",
                {{"at_rest", report.samples_at_rest}, {"under_load", report.samples_under_load}}},
-              {"faults",
-               {{"access_denial",
-                 [&] {
-                   json out = json::array();
-                   for (const faults::DenialFinding& f : report.denials)
-                     out.push_back(faults::DenialToJson(f));
-                   return out;
-                 }()},
-                {"tool_outage",
-                 [&] {
-                   json out = json::array();
-                   for (const faults::ToolOutageFinding& f : report.outages)
-                     out.push_back(faults::ToolOutageToJson(f));
-                   return out;
-                 }()}}},
-              {"telemetry",
-               [&] {
-                 json sources = json::array();
-                 for (const TelemetrySource& t : report.telemetry)
-                   sources.push_back({{"source", t.source},
-                                      {"url", t.url},
-                                      {"scrapes", t.scrapes},
-                                      {"failures", t.failures},
-                                      {"samples", t.samples},
-                                      {"last_error", t.last_error}});
-                 return sources;
-               }()},
+              {"faults", FaultsJson(report)},
+              {"telemetry", TelemetryJson(report)},
               {"notes", report.notes}};
   if (!report.sharding.is_null()) run["sharding"] = report.sharding;
   return run;
