@@ -1,23 +1,18 @@
 #!/usr/bin/env bash
 # Fails when a function in the given folder (default src/) is longer than 80 lines, from its first
-# line to its closing brace, as universal-ctags finds them. SQL migrations are exempt. A function
-# listed in scripts/function-size-allowed.txt ("LINES FILE FUNCTION", written by --list) may keep
-# the length it had when listed, and no more; one that shrank has its new length written in the
-# list, and one split below the limit comes off it: the list only shrinks.
+# line to its closing brace, as universal-ctags finds them, naming each. SQL migrations are exempt.
 #
-#   scripts/check-function-size.sh [FOLDER] [--allowed FILE]   check
-#   scripts/check-function-size.sh --list [FOLDER]             print every function over the limit
+#   scripts/check-function-size.sh [FOLDER]          check
+#   scripts/check-function-size.sh --list [FOLDER]   print every function over the limit
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 limit=80
-allowed=scripts/function-size-allowed.txt
 folder=src
 list=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --list) list=1 ;;
-    --allowed) allowed="$2"; shift ;;
     *) folder="$1" ;;
   esac
   shift
@@ -45,33 +40,10 @@ if [ "$list" = 1 ]; then
   exit 0
 fi
 
-status=0
-while read -r lines file function; do
-  [ -n "$lines" ] || continue
-  listed=$(awk -v f="$file" -v n="$function" '$2 == f && $3 == n { print $1 }' "$allowed" 2>/dev/null |
-           head -n 1)
-  if [ -z "$listed" ]; then
+if [ -n "$over" ]; then
+  while read -r lines file function; do
     echo "$file: $function is $lines lines, over $limit: split it"
-    status=1
-  elif [ "$lines" -gt "$listed" ]; then
-    echo "$file: $function grew to $lines lines from $listed (over $limit, listed to shrink): split it"
-    status=1
-  elif [ "$lines" -lt "$listed" ]; then
-    echo "$file: $function shrank to $lines lines from $listed: write $lines in $allowed" \
-      "(--list prints them all), so that it cannot grow back"
-    status=1
-  fi
-done <<< "$over"
-# A listed function split below the limit comes off the list, so that it cannot grow back.
-while read -r lines file function; do
-  [ -n "$lines" ] || continue
-  grep -qxF "$lines $file $function" <<< "$over" && continue
-  if ! awk -v f="$file" -v n="$function" '$2 == f && $3 == n { found = 1 } END { exit !found }' \
-         <<< "$over"; then
-    echo "$file: $function is within $limit lines now (or gone): take it off $allowed"
-    status=1
-  fi
-done < <(cat "$allowed" 2>/dev/null)
-[ "$status" = 0 ] && echo "check-function-size: no function in $folder over $limit lines but" \
-  "$(grep -c . "$allowed" 2>/dev/null || echo 0) listed in $allowed"
-exit "$status"
+  done <<< "$over"
+  exit 1
+fi
+echo "check-function-size: no function in $folder is over $limit lines (SQL migrations exempt)"

@@ -123,6 +123,103 @@ class HttpActuator : public Actuator {
   std::chrono::milliseconds timeout_;
 };
 
+// This process's environment, with `extra` ("NAME=value") added.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e)
+    env_strings.emplace_back(*e);
+  for (const std::string& variable : extra)
+    env_strings.push_back(variable);
+  return env_strings;
+}
+
+// Starts `command` with /bin/sh -c in a process group of its own, with the default signal mask
+// and SIGINT, SIGTERM and SIGPIPE at their defaults, stdin from /dev/null and stdout and stderr to
+// `output_fd`. Sets `pid`; returns posix_spawn's error number (0 once started).
+int SpawnShell(const std::string& command, const std::vector<std::string>& extra_env, int output_fd,
+               pid_t& pid) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, output_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, output_fd, 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+
+  std::vector<std::string> env_strings = EnvironmentWith(extra_env);
+  std::vector<char*> envp;
+  for (std::string& s : env_strings)
+    envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string shell = "/bin/sh", flag = "-c", text = command;
+  char* argv[] = {shell.data(), flag.data(), text.data(), nullptr};
+
+  const int spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  return spawned;
+}
+
+// Reads what the non-blocking `fd` holds now into `output`, keeping about its last kKeptOutput
+// bytes. Sets `open` to false at end of file, or when the read fails.
+void Drain(int fd, bool& open, std::string& output) {
+  char buffer[4096];
+  ssize_t n;
+  while (open && (n = read(fd, buffer, sizeof buffer)) != 0) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) open = false;
+      return;
+    }
+    output.append(buffer, static_cast<size_t>(n));
+    if (output.size() > 2 * kKeptOutput) output.erase(0, output.size() - kKeptOutput);
+  }
+  open = false;  // end of file
+}
+
+// Waits for the shell `pid` to exit, reading its output from `fd` meanwhile, or kills its
+// process group at `deadline` (result.timed_out). Returns its wait status.
+int AwaitShell(pid_t pid, int fd, std::chrono::steady_clock::time_point deadline,
+               CommandResult& result) {
+  // Until the shell exits, not until its output closes: a command may leave a daemon running
+  // that still holds the pipe.
+  bool open = true, exited = false;
+  int status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) exited = true;
+    Drain(fd, open, result.output);
+    if (exited) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      kill(-pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    pollfd poll_fd{.fd = fd, .events = POLLIN, .revents = 0};
+    if (open) {
+      poll(&poll_fd, 1, static_cast<int>(std::min<int64_t>(left.count(), 20)));
+    } else {
+      usleep(static_cast<useconds_t>(std::min<int64_t>(left.count(), 20) * 1000));
+    }
+  }
+  return status;
+}
+
 }  // namespace
 
 std::unique_ptr<Actuator> MakeProxyActuator(FaultProxy& proxy, const manifest::Actuator& actuator) {
@@ -145,90 +242,18 @@ Result<CommandResult> RunShellCommand(const std::string& command,
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0)
     return Status::IoError(std::string("pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e)
-    env_strings.emplace_back(*e);
-  for (const std::string& extra : extra_env)
-    env_strings.push_back(extra);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings)
-    envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string shell = "/bin/sh", flag = "-c", text = command;
-  char* argv[] = {shell.data(), flag.data(), text.data(), nullptr};
-
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  const int spawned = SpawnShell(command, extra_env, pipe_fds[1], pid);
   close(pipe_fds[1]);
   if (spawned != 0) {
     close(pipe_fds[0]);
     return Status::IoError(std::string("cannot start /bin/sh: ") + std::strerror(spawned));
   }
 
-  // Until the shell exits, not until its output closes: a command may leave a daemon running
-  // that still holds the pipe.
   CommandResult result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
-  char buffer[4096];
-  bool open = true, exited = false;
-  int status = 0;
-  const auto drain = [&] {
-    ssize_t n;
-    while (open && (n = read(pipe_fds[0], buffer, sizeof buffer)) != 0) {
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN) open = false;
-        return;
-      }
-      result.output.append(buffer, static_cast<size_t>(n));
-      if (result.output.size() > 2 * kKeptOutput)
-        result.output.erase(0, result.output.size() - kKeptOutput);
-    }
-    open = false;  // end of file
-  };
-  for (;;) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) exited = true;
-    drain();
-    if (exited) break;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      result.timed_out = true;
-      kill(-pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      break;
-    }
-    pollfd fd{.fd = pipe_fds[0], .events = POLLIN, .revents = 0};
-    if (open) {
-      poll(&fd, 1, static_cast<int>(std::min<int64_t>(left.count(), 20)));
-    } else {
-      usleep(static_cast<useconds_t>(std::min<int64_t>(left.count(), 20) * 1000));
-    }
-  }
+  const int status = AwaitShell(pid, pipe_fds[0], deadline, result);
   close(pipe_fds[0]);
   if (result.output.size() > kKeptOutput)
     result.output.erase(0, result.output.size() - kKeptOutput);

@@ -28,33 +28,40 @@ bool Metrics(const InitRequest& r) {
   return r.findings && r.findings->metrics && *r.findings->metrics;
 }
 
-std::string Scenario(const InitRequest& r) {
+// The scenario's opening: its name, the facts every report records, its corpus and rubric.
+std::string ScenarioHeader(const InitRequest& r) {
+  return "# A release check of your application, written by `stagegate init`. Each comment says "
+         "what to\n"
+         "# change; docs/formats.md has every key. Check it with `stagegate validate "
+         "scenario.yaml`.\n"
+         "name: my-application\n"
+         "description: >\n"
+         "  Release check of my application: responsiveness per stage, quality of the final "
+         "stage's\n"
+         "  answers, and recovery from overload.\n\n"
+         "manifest:                      # facts every report records: make them true\n"
+         "  model: " +
+         Quoted(r.model) +
+         "\n"
+         "  model_version: \"unknown\"      # the model's version or checkpoint\n"
+         "  # hardware: \"1x L4, 8 vCPU\"\n"
+         "  # serving_stack: \"vLLM 0.11, gateway 2.3\"\n"
+         "  sampling:\n"
+         "    temperature: 0\n"
+         "    max_tokens: " +
+         std::to_string(kMaxTokens) +
+         "\n\n"
+         "seed: 1\n"
+         "corpus: corpus                 # the corpus skeleton beside this file: replace its "
+         "example tasks\n"
+         "rubric: rubric.yaml\n\n";
+}
+
+// The scenario's target: the endpoint's root, its key and metrics when there are, and whether
+// it streams, as the probe found.
+std::string TargetSection(const InitRequest& r) {
   const std::string root = EndpointRoot(r.target_url);
-  std::string s;
-  s +=
-      "# A release check of your application, written by `stagegate init`. Each comment says what "
-      "to\n"
-      "# change; docs/formats.md has every key. Check it with `stagegate validate scenario.yaml`.\n"
-      "name: my-application\n"
-      "description: >\n"
-      "  Release check of my application: responsiveness per stage, quality of the final stage's\n"
-      "  answers, and recovery from overload.\n\n"
-      "manifest:                      # facts every report records: make them true\n"
-      "  model: " +
-      Quoted(r.model) +
-      "\n"
-      "  model_version: \"unknown\"      # the model's version or checkpoint\n"
-      "  # hardware: \"1x L4, 8 vCPU\"\n"
-      "  # serving_stack: \"vLLM 0.11, gateway 2.3\"\n"
-      "  sampling:\n"
-      "    temperature: 0\n"
-      "    max_tokens: " +
-      std::to_string(kMaxTokens) +
-      "\n\n"
-      "seed: 1\n"
-      "corpus: corpus                 # the corpus skeleton beside this file: replace its example "
-      "tasks\n"
-      "rubric: rubric.yaml\n\n"
+  std::string s =
       "target:\n"
       "  kind: openai\n"
       "  base_url: " +
@@ -80,13 +87,19 @@ std::string Scenario(const InitRequest& r) {
   s += "  timeouts:\n"
        "    connect_ms: 2000\n"
        "    first_token_ms: 30000\n"
-       "    total_ms: 60000\n\n"
-       "# Stages run in order, each an overlay on the target and the stages before it, so that "
-       "each\n"
-       "# bottleneck shows where it appears. Point each at your application's configuration with\n"
-       "# base_url (its own endpoint), path, headers or body (fields merged into every request).\n"
-       "stages:\n"
-       "  - name: bare                 # the model endpoint alone\n";
+       "    total_ms: 60000\n\n";
+  return s;
+}
+
+// The scenario's stages, bare first, then those asked for.
+std::string StagesSection(const InitRequest& r) {
+  std::string s =
+      "# Stages run in order, each an overlay on the target and the stages before it, so that "
+      "each\n"
+      "# bottleneck shows where it appears. Point each at your application's configuration with\n"
+      "# base_url (its own endpoint), path, headers or body (fields merged into every request).\n"
+      "stages:\n"
+      "  - name: bare                 # the model endpoint alone\n";
   // Condition 3 judges the final stage: the stages before it need not be overloaded.
   const std::string earlier_phases =
       "    phases: [warmup, steady, burst]   # overload and recovery: the final stage's alone\n";
@@ -110,9 +123,15 @@ std::string Scenario(const InitRequest& r) {
          "    capabilities: [tools]\n"
          "    tools: true                # sends corpus/tools.yaml's definitions\n"
          "    # base_url: \"http://127.0.0.1:8082\"\n";
-  s += "\ninput:\n"
-       "  source: corpus\n"
-       "  # tokenizer: tokenizer.json    # the model's tokenizer: exact token counts";
+  return s;
+}
+
+// The scenario's input and its phases, the overload sized by SizeOverload.
+std::string InputAndPhases(const InitRequest& r) {
+  std::string s =
+      "\ninput:\n"
+      "  source: corpus\n"
+      "  # tokenizer: tokenizer.json    # the model's tokenizer: exact token counts";
   s += r.findings && r.findings->usage && !*r.findings->usage
            ? " (init found no usage in the stream)\n"
            : "\n";
@@ -133,10 +152,17 @@ std::string Scenario(const InitRequest& r) {
        ", requests: " + std::to_string(overload.requests) +
        "}\n"
        "  recovery: {rate: 1, arrival: constant, duration_s: 35, window_s: 5}   # watched past "
-       "max_recovery_s\n\n"
-       "# Your latency budget: which tasks must finish promptly, and how promptly.\n"
-       "thresholds:\n"
-       "  latency:\n";
+       "max_recovery_s\n\n";
+  return s;
+}
+
+// What the run is judged on: the latency thresholds (TTFT only when the server streams),
+// recovery from overload, answer quality, and faults.
+std::string JudgementSections(const InitRequest& r) {
+  std::string s =
+      "# Your latency budget: which tasks must finish promptly, and how promptly.\n"
+      "thresholds:\n"
+      "  latency:\n";
   if (Streams(r)) s += "    - {metric: ttft, percentile: 95, max_ms: 2000}\n";
   s += "    - {metric: e2e, percentile: 95, max_ms: 20000}\n"
        "  completion_rate: 0.99\n\n"
@@ -177,12 +203,24 @@ std::string Scenario(const InitRequest& r) {
        "start tickets\"}\n"
        "#       expect_answer: \"unavailable|can't reach|try again later\"\n\n"
        "on_stage_failure: continue\n";
-  s += "\ntelemetry:\n"
-       "  gpu: off                     # auto: this machine's GPUs through NVML (when stagegate "
-       "runs\n"
-       "                               # on the GPU host); dcgm with dcgm_url: a DCGM exporter\n";
+  return s;
+}
+
+// The scenario's telemetry: no GPUs, and the server's metrics read when it has them.
+std::string TelemetrySection(const InitRequest& r) {
+  std::string s =
+      "\ntelemetry:\n"
+      "  gpu: off                     # auto: this machine's GPUs through NVML (when stagegate "
+      "runs\n"
+      "                               # on the GPU host); dcgm with dcgm_url: a DCGM exporter\n";
   if (Metrics(r)) s += "  scrape_interval_ms: 1000      # how often metrics_url is read\n";
   return s;
+}
+
+// scenario.yaml, section by section.
+std::string Scenario(const InitRequest& r) {
+  return ScenarioHeader(r) + TargetSection(r) + StagesSection(r) + InputAndPhases(r) +
+         JudgementSections(r) + TelemetrySection(r);
 }
 
 const char kRubric[] =

@@ -73,10 +73,8 @@ std::string IsoTime(int64_t unix_ns) {
   return FormatUtc(unix_ns / 1'000'000'000, "%Y-%m-%dT%H:%M:%S") + micros;
 }
 
-}  // namespace
-
-json AiperfJson(const AiperfExportInput& input) {
-  const PhaseMetrics m = ComputeMetrics(input.records, input.slos);
+// What AIPerf reports beyond PhaseMetrics, from one pass over the records sent (warmup aside).
+struct Tally {
   std::vector<double> per_user, error_isl;
   double total_isl = 0, total_osl = 0, total_error_isl = 0;
   int64_t errors = 0;
@@ -84,75 +82,101 @@ json AiperfJson(const AiperfExportInput& input) {
   // (status, outcome) -> (first message, count), in the order first seen.
   std::map<std::pair<int64_t, std::string>, std::pair<std::string, int64_t>> error_groups;
   std::vector<std::pair<int64_t, std::string>> error_order;
-  for (const RequestRecord& r : input.records) {
+};
+
+// Tallies the records that were sent, warmup aside.
+Tally TallyRecords(std::span<const RequestRecord> records) {
+  Tally t;
+  for (const RequestRecord& r : records) {
     if (r.warmup || !r.sent_ns) continue;
-    first_send = std::min(first_send, *r.sent_ns);
-    if (r.end_ns) last_end = std::max(last_end, *r.end_ns);
+    t.first_send = std::min(t.first_send, *r.sent_ns);
+    if (r.end_ns) t.last_end = std::max(t.last_end, *r.end_ns);
     if (r.outcome == Outcome::kOk && r.end_ns) {
       if (const std::optional<double> tpot = LatencyOf(r).tpot; tpot && *tpot > 0)
-        per_user.push_back(1000.0 / *tpot);
-      if (r.input_tokens) total_isl += static_cast<double>(*r.input_tokens);
-      if (r.output_tokens) total_osl += static_cast<double>(*r.output_tokens);
+        t.per_user.push_back(1000.0 / *tpot);
+      if (r.input_tokens) t.total_isl += static_cast<double>(*r.input_tokens);
+      if (r.output_tokens) t.total_osl += static_cast<double>(*r.output_tokens);
       continue;
     }
-    ++errors;
+    ++t.errors;
     const std::optional<int64_t> isl = r.input_tokens ? r.input_tokens : r.requested_input_tokens;
     if (isl) {
-      error_isl.push_back(static_cast<double>(*isl));
-      total_error_isl += static_cast<double>(*isl);
+      t.error_isl.push_back(static_cast<double>(*isl));
+      t.total_error_isl += static_cast<double>(*isl);
     }
     const std::pair<int64_t, std::string> key{r.http_status.value_or(-1),
                                               std::string(OutcomeName(r.outcome))};
-    auto [group, added] = error_groups.try_emplace(key, r.error_message, 0);
-    if (added) error_order.push_back(key);
+    auto [group, added] = t.error_groups.try_emplace(key, r.error_message, 0);
+    if (added) t.error_order.push_back(key);
     ++group->second.second;
   }
+  return t;
+}
 
-  json out = json::object();
-  // In kDistributions' order.
-  const stats::Summary per_user_summary = stats::Summarize(std::move(per_user));
+// Adds the record metrics that have values, in kDistributions' order; `per_user` is the output
+// token throughput per user.
+void AddDistributions(const PhaseMetrics& m, const stats::Summary& per_user, json& out) {
   const stats::Summary* distributions[] = {&m.e2e_ms,        &m.ttft_ms,     &m.ttst_ms,
-                                           &m.tpot_ms,       &m.itl_ms,      &per_user_summary,
+                                           &m.tpot_ms,       &m.itl_ms,      &per_user,
                                            &m.output_tokens, &m.input_tokens};
   static_assert(std::size(distributions) == std::size(kDistributions));
   for (size_t i = 0; i < std::size(kDistributions); ++i)
     if (distributions[i]->count > 0)
       out[kDistributions[i].tag] = Distribution(kDistributions[i].unit, *distributions[i]);
+}
 
-  // In kSummaries' order; null where AIPerf writes null: no errors, no SLOs.
-  const stats::Summary isl = stats::Summarize(std::move(error_isl));
-  const bool judged = !input.slos.empty();
+// Adds the single-value metrics, in kSummaries' order, null where AIPerf writes null (no errors;
+// no SLOs unless `judged`), and the errors' input lengths, which it takes from `t`.
+void AddSummaries(const PhaseMetrics& m, bool judged, Tally& t, json& out) {
+  const stats::Summary isl = stats::Summarize(std::move(t.error_isl));
   const std::optional<double> singles[] = {
       m.window_s,
       m.request_throughput,
       static_cast<double>(m.completed),
-      errors > 0 ? std::optional<double>(static_cast<double>(errors)) : std::nullopt,
+      t.errors > 0 ? std::optional<double>(static_cast<double>(t.errors)) : std::nullopt,
       judged ? std::optional<double>(static_cast<double>(m.met_slos)) : std::nullopt,
       judged ? std::optional<double>(m.goodput) : std::nullopt,
       m.output_token_throughput,
-      total_isl,
-      total_osl,
-      isl.count > 0 ? std::optional<double>(total_error_isl) : std::nullopt};
+      t.total_isl,
+      t.total_osl,
+      isl.count > 0 ? std::optional<double>(t.total_error_isl) : std::nullopt};
   static_assert(std::size(singles) == std::size(kSummaries));
   for (size_t i = 0; i < std::size(kSummaries); ++i)
     out[kSummaries[i].tag] = singles[i] ? Single(kSummaries[i].unit, *singles[i]) : json(nullptr);
   out["error_isl"] = isl.count > 0 ? Distribution("tokens", isl) : json(nullptr);
-  out["was_cancelled"] = input.interrupted;
-  const bool sent_any = first_send != std::numeric_limits<int64_t>::max();
-  out["start_time"] = sent_any ? json(IsoTime(input.wall_origin_ns + first_send)) : json(nullptr);
-  out["end_time"] = sent_any ? json(IsoTime(input.wall_origin_ns + std::max(last_end, first_send)))
-                             : json(nullptr);
+}
 
+// AIPerf's error_summary: each (status, outcome) with its first message and count, in the order
+// first seen.
+json ErrorSummary(const Tally& t) {
   json summary = json::array();
-  for (const auto& key : error_order) {
-    const auto& [message, count] = error_groups.at(key);
+  for (const auto& key : t.error_order) {
+    const auto& [message, count] = t.error_groups.at(key);
     summary.push_back({{"error_details",
                         {{"code", key.first >= 0 ? json(key.first) : json(nullptr)},
                          {"type", key.second},
                          {"message", message}}},
                        {"count", count}});
   }
-  out["error_summary"] = summary;
+  return summary;
+}
+
+}  // namespace
+
+json AiperfJson(const AiperfExportInput& input) {
+  const PhaseMetrics m = ComputeMetrics(input.records, input.slos);
+  Tally tally = TallyRecords(input.records);
+  json out = json::object();
+  AddDistributions(m, stats::Summarize(std::move(tally.per_user)), out);
+  AddSummaries(m, !input.slos.empty(), tally, out);
+  out["was_cancelled"] = input.interrupted;
+  const bool sent_any = tally.first_send != std::numeric_limits<int64_t>::max();
+  out["start_time"] =
+      sent_any ? json(IsoTime(input.wall_origin_ns + tally.first_send)) : json(nullptr);
+  out["end_time"] =
+      sent_any ? json(IsoTime(input.wall_origin_ns + std::max(tally.last_end, tally.first_send)))
+               : json(nullptr);
+  out["error_summary"] = ErrorSummary(tally);
   out["input_config"] = input.input_config;
   out["stagegate"] = input.stagegate;
   return out;

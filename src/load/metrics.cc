@@ -21,6 +21,126 @@ double Ms(int64_t ns) {
   return static_cast<double>(ns) / 1e6;
 }
 
+// What a phase's records give, gathered in one pass and summarized after it.
+struct Samples {
+  std::vector<double> ttft, ttst, itl, tpot, e2e, corrected, lag, queue, in_tokens, out_tokens,
+      out_speed;
+  int64_t first_send = std::numeric_limits<int64_t>::max();
+  int64_t last_end = std::numeric_limits<int64_t>::min();
+  int64_t last_send = std::numeric_limits<int64_t>::min();
+  double completed_output_tokens = 0;
+  int64_t short_answers = 0;
+};
+
+// Adds a completed request (ok, sent and ended): its latencies, its tokens and their source,
+// and whether it met the SLOs.
+void AddCompleted(const RequestRecord& r, const std::vector<Slo>& slos, Samples& s,
+                  PhaseMetrics& m) {
+  ++m.completed;
+  const RequestLatency l = LatencyOf(r);
+  s.e2e.push_back(l.e2e);
+  s.corrected.push_back(l.corrected);
+  if (l.ttft) s.ttft.push_back(*l.ttft);
+  if (l.ttst) s.ttst.push_back(*l.ttst);
+  if (l.tpot) s.tpot.push_back(*l.tpot);
+  for (size_t i = 1; i < r.chunk_times_ns.size(); ++i)
+    s.itl.push_back(Ms(r.chunk_times_ns[i] - r.chunk_times_ns[i - 1]));
+  if (r.input_tokens) s.in_tokens.push_back(static_cast<double>(*r.input_tokens));
+  if (r.output_tokens) {
+    s.out_tokens.push_back(static_cast<double>(*r.output_tokens));
+    s.completed_output_tokens += static_cast<double>(*r.output_tokens);
+    if (l.e2e > 0) s.out_speed.push_back(static_cast<double>(*r.output_tokens) / (l.e2e / 1e3));
+    (r.token_source == "usage"       ? m.usage_tokens
+     : r.token_source == "tokenizer" ? m.tokenizer_tokens
+                                     : m.counted_tokens)++;
+    if (r.requested_output_tokens) {
+      ++m.requested_length;
+      if (*r.output_tokens != *r.requested_output_tokens) ++m.length_mismatches;
+      if (*r.output_tokens < *r.requested_output_tokens) ++s.short_answers;
+    }
+  }
+  if (MeetsSlos(l, slos)) ++m.met_slos;
+}
+
+// Adds one record: counted by outcome, its send timed against the schedule, and its latencies
+// when it completed. A warmup request is only counted as one.
+void AddRecord(const RequestRecord& r, const std::vector<Slo>& slos, Samples& s, PhaseMetrics& m) {
+  if (r.warmup) {
+    ++m.warmup;
+    return;
+  }
+  ++m.offered;
+  ++m.outcomes[std::string(OutcomeName(r.outcome))];
+  if (r.sent_ns) {
+    ++m.sent;
+    s.first_send = std::min(s.first_send, *r.sent_ns);
+    s.last_send = std::max(s.last_send, *r.sent_ns);
+    s.lag.push_back(Ms(*r.sent_ns - r.intended_ns));
+    if (r.queue_ns) s.queue.push_back(Ms(*r.queue_ns));
+    (r.streamed ? m.streamed : m.not_streamed)++;
+  }
+  if (r.end_ns && r.sent_ns) s.last_end = std::max(s.last_end, *r.end_ns);
+  if (r.outcome != Outcome::kOk || !r.sent_ns || !r.end_ns) return;
+  AddCompleted(r, slos, s, m);
+}
+
+// Summarizes the samples, which it empties, into the phase's distributions.
+void SummarizeSamples(Samples& s, PhaseMetrics& m) {
+  m.ttft_ms = stats::Summarize(std::move(s.ttft));
+  m.ttst_ms = stats::Summarize(std::move(s.ttst));
+  m.itl_ms = stats::Summarize(std::move(s.itl));
+  m.tpot_ms = stats::Summarize(std::move(s.tpot));
+  m.e2e_ms = stats::Summarize(std::move(s.e2e));
+  m.corrected_ms = stats::Summarize(std::move(s.corrected));
+  m.schedule_lag_ms = stats::Summarize(std::move(s.lag));
+  m.queue_ms = stats::Summarize(std::move(s.queue));
+  m.input_tokens = stats::Summarize(std::move(s.in_tokens));
+  m.output_tokens = stats::Summarize(std::move(s.out_tokens));
+  m.output_tokens_per_s = stats::Summarize(std::move(s.out_speed));
+}
+
+// Sets the phase's rates: throughputs and goodput over its window, the rate it sent at, and the
+// share of its requests that completed.
+void SetRates(const Samples& s, PhaseMetrics& m) {
+  if (s.last_end > s.first_send) m.window_s = static_cast<double>(s.last_end - s.first_send) / 1e9;
+  if (m.window_s > 0) {
+    m.request_throughput = static_cast<double>(m.completed) / m.window_s;
+    m.output_token_throughput = s.completed_output_tokens / m.window_s;
+    m.goodput = static_cast<double>(m.met_slos) / m.window_s;
+  }
+  // Like the offered rate of a schedule: sends per second between the first and the last send,
+  // so the tail of the last answer does not count as sending time.
+  if (m.sent > 1 && s.last_send > s.first_send)
+    m.achieved_rate =
+        static_cast<double>(m.sent - 1) / (static_cast<double>(s.last_send - s.first_send) / 1e9);
+  if (m.offered > 0)
+    m.completion_rate = static_cast<double>(m.completed) / static_cast<double>(m.offered);
+}
+
+// Warns of what makes the phase's numbers less than they seem: answers not streamed, lengths
+// not as requested (`short_answers` of them shorter), requests the client cut, counted tokens.
+void AddWarnings(int64_t short_answers, PhaseMetrics& m) {
+  if (m.not_streamed > 0)
+    m.warnings.push_back(
+        "streaming is off for " + std::to_string(m.not_streamed) +
+        " requests: TTFT, TTST, ITL and TPOT cannot be measured for them and are not reported");
+  if (m.requested_length > 0 && m.length_mismatches * 20 > m.requested_length)
+    m.warnings.push_back(
+        std::to_string(m.length_mismatches) + " of " + std::to_string(m.requested_length) +
+        " answers did not have the requested output length (" + std::to_string(short_answers) +
+        " shorter): max_tokens is only an upper bound; add ignore_eos:true or min_tokens to "
+        "--extra-inputs when the length matters");
+  if (const int64_t cut = m.outcomes["memory_limit"]; cut > 0)
+    m.warnings.push_back(std::to_string(cut) +
+                         " requests were cut by the client's memory limit for responses in "
+                         "flight, not by the server: raise --max-response-memory to measure them");
+  if (m.counted_tokens > 0)
+    m.warnings.push_back(std::to_string(m.counted_tokens) +
+                         " answers carried no usage: their output tokens are counted content "
+                         "events, which can differ from the server's token count (--tokenizer "
+                         "counts them with the model's tokenizer)");
+}
+
 }  // namespace
 
 bool MeetsSlos(const RequestLatency& l, const std::vector<Slo>& slos) {
@@ -98,104 +218,16 @@ PhaseMetrics ComputeMetrics(std::span<const RequestRecord> records, const std::v
   PhaseMetrics m;
   for (Outcome outcome : kAllOutcomes)
     m.outcomes[std::string(OutcomeName(outcome))] = 0;
-  std::vector<double> ttft, ttst, itl, tpot, e2e, corrected, lag, queue, in_tokens, out_tokens,
-      out_speed;
-  int64_t first_send = std::numeric_limits<int64_t>::max();
-  int64_t last_end = std::numeric_limits<int64_t>::min();
-  int64_t last_send = std::numeric_limits<int64_t>::min();
-  double completed_output_tokens = 0;
-  int64_t short_answers = 0;
+  Samples s;
   size_t gaps = 0;  // the inter-token gaps are by far the most values: sized once
   for (const RequestRecord& r : records)
     gaps += r.chunk_times_ns.empty() ? 0 : r.chunk_times_ns.size() - 1;
-  itl.reserve(gaps);
-  for (const RequestRecord& r : records) {
-    if (r.warmup) {
-      ++m.warmup;
-      continue;
-    }
-    ++m.offered;
-    ++m.outcomes[std::string(OutcomeName(r.outcome))];
-    if (r.sent_ns) {
-      ++m.sent;
-      first_send = std::min(first_send, *r.sent_ns);
-      last_send = std::max(last_send, *r.sent_ns);
-      lag.push_back(Ms(*r.sent_ns - r.intended_ns));
-      if (r.queue_ns) queue.push_back(Ms(*r.queue_ns));
-      (r.streamed ? m.streamed : m.not_streamed)++;
-    }
-    if (r.end_ns && r.sent_ns) last_end = std::max(last_end, *r.end_ns);
-    if (r.outcome != Outcome::kOk || !r.sent_ns || !r.end_ns) continue;
-    ++m.completed;
-    const RequestLatency l = LatencyOf(r);
-    e2e.push_back(l.e2e);
-    corrected.push_back(l.corrected);
-    if (l.ttft) ttft.push_back(*l.ttft);
-    if (l.ttst) ttst.push_back(*l.ttst);
-    if (l.tpot) tpot.push_back(*l.tpot);
-    for (size_t i = 1; i < r.chunk_times_ns.size(); ++i)
-      itl.push_back(Ms(r.chunk_times_ns[i] - r.chunk_times_ns[i - 1]));
-    if (r.input_tokens) in_tokens.push_back(static_cast<double>(*r.input_tokens));
-    if (r.output_tokens) {
-      out_tokens.push_back(static_cast<double>(*r.output_tokens));
-      completed_output_tokens += static_cast<double>(*r.output_tokens);
-      if (l.e2e > 0) out_speed.push_back(static_cast<double>(*r.output_tokens) / (l.e2e / 1e3));
-      (r.token_source == "usage"       ? m.usage_tokens
-       : r.token_source == "tokenizer" ? m.tokenizer_tokens
-                                       : m.counted_tokens)++;
-      if (r.requested_output_tokens) {
-        ++m.requested_length;
-        if (*r.output_tokens != *r.requested_output_tokens) ++m.length_mismatches;
-        if (*r.output_tokens < *r.requested_output_tokens) ++short_answers;
-      }
-    }
-    if (MeetsSlos(l, slos)) ++m.met_slos;
-  }
-  m.ttft_ms = stats::Summarize(std::move(ttft));
-  m.ttst_ms = stats::Summarize(std::move(ttst));
-  m.itl_ms = stats::Summarize(std::move(itl));
-  m.tpot_ms = stats::Summarize(std::move(tpot));
-  m.e2e_ms = stats::Summarize(std::move(e2e));
-  m.corrected_ms = stats::Summarize(std::move(corrected));
-  m.schedule_lag_ms = stats::Summarize(std::move(lag));
-  m.queue_ms = stats::Summarize(std::move(queue));
-  m.input_tokens = stats::Summarize(std::move(in_tokens));
-  m.output_tokens = stats::Summarize(std::move(out_tokens));
-  m.output_tokens_per_s = stats::Summarize(std::move(out_speed));
-
-  if (last_end > first_send) m.window_s = static_cast<double>(last_end - first_send) / 1e9;
-  if (m.window_s > 0) {
-    m.request_throughput = static_cast<double>(m.completed) / m.window_s;
-    m.output_token_throughput = completed_output_tokens / m.window_s;
-    m.goodput = static_cast<double>(m.met_slos) / m.window_s;
-  }
-  // Like the offered rate of a schedule: sends per second between the first and the last send,
-  // so the tail of the last answer does not count as sending time.
-  if (m.sent > 1 && last_send > first_send)
-    m.achieved_rate =
-        static_cast<double>(m.sent - 1) / (static_cast<double>(last_send - first_send) / 1e9);
-  if (m.offered > 0)
-    m.completion_rate = static_cast<double>(m.completed) / static_cast<double>(m.offered);
-
-  if (m.not_streamed > 0)
-    m.warnings.push_back(
-        "streaming is off for " + std::to_string(m.not_streamed) +
-        " requests: TTFT, TTST, ITL and TPOT cannot be measured for them and are not reported");
-  if (m.requested_length > 0 && m.length_mismatches * 20 > m.requested_length)
-    m.warnings.push_back(
-        std::to_string(m.length_mismatches) + " of " + std::to_string(m.requested_length) +
-        " answers did not have the requested output length (" + std::to_string(short_answers) +
-        " shorter): max_tokens is only an upper bound; add ignore_eos:true or min_tokens to "
-        "--extra-inputs when the length matters");
-  if (const int64_t cut = m.outcomes["memory_limit"]; cut > 0)
-    m.warnings.push_back(std::to_string(cut) +
-                         " requests were cut by the client's memory limit for responses in "
-                         "flight, not by the server: raise --max-response-memory to measure them");
-  if (m.counted_tokens > 0)
-    m.warnings.push_back(std::to_string(m.counted_tokens) +
-                         " answers carried no usage: their output tokens are counted content "
-                         "events, which can differ from the server's token count (--tokenizer "
-                         "counts them with the model's tokenizer)");
+  s.itl.reserve(gaps);
+  for (const RequestRecord& r : records)
+    AddRecord(r, slos, s, m);
+  SummarizeSamples(s, m);
+  SetRates(s, m);
+  AddWarnings(s.short_answers, m);
   return m;
 }
 

@@ -53,10 +53,8 @@ void AppendServerTiming(std::string& out, const std::string& header) {
   out += ']';
 }
 
-}  // namespace
-
-void AppendRecordLine(const RequestRecord& r, std::string& out) {
-  out += '{';
+// Appends the members that place a record: its run, phase, sequence, session and worker.
+void AppendPlace(const RequestRecord& r, std::string& out) {
   Key(out, "run_id", true);
   AppendJsonString(out, r.run_id);
   Key(out, "phase_id");
@@ -71,8 +69,10 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   AppendJsonNumber(out, std::optional<int64_t>(r.worker));
   Key(out, "warmup");
   out += r.warmup ? "true" : "false";
+}
 
-  Key(out, "input");
+// Appends the "input" object: what the request asked, the members it has.
+void AppendInput(const RequestRecord& r, std::string& out) {
   out += '{';
   bool first = true;
   if (!r.task_id.empty()) {
@@ -93,13 +93,10 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   Key(out, "requested_output_tokens", first);
   AppendJsonNumber(out, r.requested_output_tokens);
   out += '}';
+}
 
-  Key(out, "stream");
-  out += r.streamed ? "true" : "false";
-  Key(out, "trace_id");
-  AppendJsonString(out, r.trace_id);
-
-  Key(out, "times_ns");
+// Appends the "times_ns" object: the raw moments of the request.
+void AppendTimes(const RequestRecord& r, std::string& out) {
   out += '{';
   Key(out, "intended", true);
   AppendJsonNumber(out, std::optional<int64_t>(r.intended_ns));
@@ -114,10 +111,12 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   Key(out, "end");
   AppendJsonNumber(out, r.end_ns);
   out += '}';
+}
 
+// Appends the "latency_ms" object: the latencies derived from those moments.
+void AppendLatencies(const RequestRecord& r, std::string& out) {
   std::optional<int64_t> second_token;
   if (r.chunk_times_ns.size() >= 2) second_token = r.chunk_times_ns[1];
-  Key(out, "latency_ms");
   out += '{';
   Key(out, "schedule_lag", true);
   AppendJsonNumber(out, GapMs(r.intended_ns, r.sent_ns));
@@ -133,7 +132,10 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   Key(out, "corrected");
   AppendJsonNumber(out, GapMs(r.intended_ns, r.end_ns));
   out += '}';
+}
 
+// Appends how the request ended: its outcome, HTTP status, curl code, error and Retry-After.
+void AppendOutcome(const RequestRecord& r, std::string& out) {
   Key(out, "outcome");
   AppendJsonString(out, OutcomeName(r.outcome));
   Key(out, "http_status");
@@ -146,8 +148,10 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   out += r.invalid_utf8 ? "true" : "false";
   Key(out, "retry_after_s");
   AppendJsonNumber(out, r.retry_after_s);
+}
 
-  Key(out, "tokens");
+// Appends the "tokens" object: tokens in and out, and where each count came from.
+void AppendTokens(const RequestRecord& r, std::string& out) {
   out += '{';
   Key(out, "input", true);
   AppendJsonNumber(out, r.input_tokens);
@@ -160,7 +164,10 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   Key(out, "output_source");
   AppendJsonString(out, r.token_source);
   out += '}';
+}
 
+// Appends the answer: its finish reason, text, reasoning, tool calls and Server-Timing entries.
+void AppendAnswer(const RequestRecord& r, std::string& out) {
   Key(out, "finish_reason");
   AppendJsonString(out, r.finish_reason);
   Key(out, "answer");
@@ -171,18 +178,45 @@ void AppendRecordLine(const RequestRecord& r, std::string& out) {
   AppendToolCalls(out, r.tool_calls_json);
   Key(out, "server_timing");
   AppendServerTiming(out, r.server_timing);
-  Key(out, "chunk_times_ns");
+}
+
+// Appends the chunk times as a JSON array of integers.
+void AppendChunkTimes(const std::vector<int64_t>& times, std::string& out) {
   // Written in place: a line holds a time for every chunk, and a run millions of lines.
   const size_t start = out.size();
-  out.resize(start + 1 + r.chunk_times_ns.size() * 21);  // '[' and, a time, ',' and 20 digits
+  out.resize(start + 1 + times.size() * 21);  // '[' and, a time, ',' and 20 digits
   char* cursor = out.data() + start;
   *cursor++ = '[';
-  for (size_t i = 0; i < r.chunk_times_ns.size(); ++i) {
+  for (size_t i = 0; i < times.size(); ++i) {
     if (i > 0) *cursor++ = ',';
-    cursor = std::to_chars(cursor, cursor + 20, r.chunk_times_ns[i]).ptr;
+    cursor = std::to_chars(cursor, cursor + 20, times[i]).ptr;
   }
   out.resize(static_cast<size_t>(cursor - out.data()));
-  out += "]}\n";
+  out += ']';
+}
+
+}  // namespace
+
+void AppendRecordLine(const RequestRecord& r, std::string& out) {
+  out += '{';
+  AppendPlace(r, out);
+  Key(out, "input");
+  AppendInput(r, out);
+  Key(out, "stream");
+  out += r.streamed ? "true" : "false";
+  Key(out, "trace_id");
+  AppendJsonString(out, r.trace_id);
+  Key(out, "times_ns");
+  AppendTimes(r, out);
+  Key(out, "latency_ms");
+  AppendLatencies(r, out);
+  AppendOutcome(r, out);
+  Key(out, "tokens");
+  AppendTokens(r, out);
+  AppendAnswer(r, out);
+  Key(out, "chunk_times_ns");
+  AppendChunkTimes(r.chunk_times_ns, out);
+  out += "}\n";
 }
 
 Status WriteRequestsJsonl(const std::string& path, std::span<const RequestRecord> records) {

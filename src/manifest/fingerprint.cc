@@ -297,56 +297,95 @@ json CanonicalRubric(const Rubric& rubric) {
             {"min_each", Optional(rubric.pass_rule.min_each)}}}};
 }
 
-json CanonicalScenario(const Bundle& bundle) {
-  const Scenario& s = bundle.scenario;
-  const ManifestFacts& m = s.manifest;
-  const Target& t = s.target;
-  json stages = json::array();
-  for (const Stage& stage : s.stages)
-    stages.push_back(StageJson(stage));
-  json phases = json::array();
-  for (const LoadPhase& phase : s.phases)
-    phases.push_back(PhaseJson(phase));
-  json corpus = nullptr;
-  if (bundle.corpus)
-    corpus = {{"name", bundle.corpus->name},
-              {"version", bundle.corpus->version},
-              {"sha256", Sha256Hex(CanonicalCorpus(*bundle.corpus).dump())}};
-  json rubric = nullptr;
-  if (bundle.rubric)
-    rubric = {{"id", bundle.rubric->id},
-              {"sha256", Sha256Hex(CanonicalRubric(*bundle.rubric).dump())}};
+namespace {
+
+// The bundle's corpus by its name, version and content; null without one.
+json CorpusRefJson(const Bundle& bundle) {
+  if (!bundle.corpus) return nullptr;
+  return {{"name", bundle.corpus->name},
+          {"version", bundle.corpus->version},
+          {"sha256", Sha256Hex(CanonicalCorpus(*bundle.corpus).dump())}};
+}
+
+// The bundle's rubric by its id and content; null without one.
+json RubricRefJson(const Bundle& bundle) {
+  if (!bundle.rubric) return nullptr;
+  return {{"id", bundle.rubric->id}, {"sha256", Sha256Hex(CanonicalRubric(*bundle.rubric).dump())}};
+}
+
+// The scenario's target, without credentials in its URLs.
+json TargetJson(const Target& t) {
   // A sim profile named by path enters by its content, like the corpus.
   std::string profile = t.sim_profile;
   if (profile != "default" && profile != "fast") {
     Result<std::string> text = ReadFile(profile);
     profile = "sha256:" + (text.ok() ? Sha256Hex(*text) : std::string("unreadable"));
   }
-  json target = {{"kind", NameOf(t.kind, kTargetKindNames)},
-                 {"sim_profile", profile},
-                 {"base_url", UrlWithoutUserinfo(t.base_url)},
-                 {"api_key_env", t.api_key_env},
-                 {"metrics_url", UrlWithoutUserinfo(t.metrics_url)},
-                 {"model", t.model},
-                 {"endpoint", NameOf(t.endpoint, kEndpointNames)},
-                 {"stream", t.stream},
-                 {"timeouts",
-                  {{"connect_ms", t.timeouts.connect_ms},
-                   {"first_token_ms", t.timeouts.first_token_ms},
-                   {"total_ms", t.timeouts.total_ms}}}};
+  return {{"kind", NameOf(t.kind, kTargetKindNames)},
+          {"sim_profile", profile},
+          {"base_url", UrlWithoutUserinfo(t.base_url)},
+          {"api_key_env", t.api_key_env},
+          {"metrics_url", UrlWithoutUserinfo(t.metrics_url)},
+          {"model", t.model},
+          {"endpoint", NameOf(t.endpoint, kEndpointNames)},
+          {"stream", t.stream},
+          {"timeouts",
+           {{"connect_ms", t.timeouts.connect_ms},
+            {"first_token_ms", t.timeouts.first_token_ms},
+            {"total_ms", t.timeouts.total_ms}}}};
+}
+
+// The facts a report records: the model, where it runs, and how it samples.
+json ManifestJson(const ManifestFacts& m) {
+  return {{"model", m.model},
+          {"model_version", m.model_version},
+          {"hardware", m.hardware},
+          {"serving_stack", m.serving_stack},
+          {"sampling",
+           {{"temperature", Optional(m.temperature)},
+            {"top_p", Optional(m.top_p)},
+            {"max_tokens", Optional(m.max_tokens)}}}};
+}
+
+// Adds the keys only some scenarios have (decisions, slices, client settings, cost), each only
+// when the scenario has it.
+void AddOptionalKeys(const Scenario& s, json& canonical) {
+  if (s.decisions.present)
+    canonical[kDecisionsKey] = {{"owners", s.decisions.owners},
+                                {"require_signoff", s.decisions.require_signoff}};
+  if (s.slice_s) canonical[kSliceKey] = *s.slice_s;
+  // Only a scenario that changes how the client reads has the key, so that others keep their
+  // fingerprints. Read stamps change what every latency holds.
+  if (s.client != ClientSettings{})
+    canonical["client"] = {{"busy_poll", s.client.busy_poll},
+                           {"receive_times", NameOf(s.client.receive_times, kReceiveTimesNames)}};
+  // Only a scenario with a cost section has the key, which the fingerprint leaves out anyway.
+  if (const std::optional<Cost>& cost = s.cost)
+    canonical[kCostKey] = {{"price_per_hour", cost->price_per_hour},
+                           {"per", NameOf(cost->per, kCostPerNames)},
+                           {"count", cost->count},
+                           {"currency", cost->currency},
+                           {"source", cost->source}};
+}
+
+}  // namespace
+
+json CanonicalScenario(const Bundle& bundle) {
+  const Scenario& s = bundle.scenario;
+  json stages = json::array();
+  for (const Stage& stage : s.stages)
+    stages.push_back(StageJson(stage));
+  json phases = json::array();
+  for (const LoadPhase& phase : s.phases)
+    phases.push_back(PhaseJson(phase));
+  const json corpus = CorpusRefJson(bundle);
+  const json rubric = RubricRefJson(bundle);
+  const json target = TargetJson(s.target);
   const json input = InputJson(s);
   json canonical = {
       {"format", 1},
       {"name", s.name},
-      {"manifest",
-       {{"model", m.model},
-        {"model_version", m.model_version},
-        {"hardware", m.hardware},
-        {"serving_stack", m.serving_stack},
-        {"sampling",
-         {{"temperature", Optional(m.temperature)},
-          {"top_p", Optional(m.top_p)},
-          {"max_tokens", Optional(m.max_tokens)}}}}},
+      {"manifest", ManifestJson(s.manifest)},
       {"seed", s.seed},
       {"corpus", corpus},
       {"rubric", rubric},
@@ -371,22 +410,7 @@ json CanonicalScenario(const Bundle& bundle) {
         {"gpu", NameOf(s.telemetry.gpu, kGpuTelemetryNames)},
         {"dcgm_url", UrlWithoutUserinfo(s.telemetry.dcgm_url)}}},
   };
-  if (s.decisions.present)
-    canonical[kDecisionsKey] = {{"owners", s.decisions.owners},
-                                {"require_signoff", s.decisions.require_signoff}};
-  if (s.slice_s) canonical[kSliceKey] = *s.slice_s;
-  // Only a scenario that changes how the client reads has the key, so that others keep their
-  // fingerprints. Read stamps change what every latency holds.
-  if (s.client != ClientSettings{})
-    canonical["client"] = {{"busy_poll", s.client.busy_poll},
-                           {"receive_times", NameOf(s.client.receive_times, kReceiveTimesNames)}};
-  // Only a scenario with a cost section has the key, which the fingerprint leaves out anyway.
-  if (const std::optional<Cost>& cost = s.cost)
-    canonical[kCostKey] = {{"price_per_hour", cost->price_per_hour},
-                           {"per", NameOf(cost->per, kCostPerNames)},
-                           {"count", cost->count},
-                           {"currency", cost->currency},
-                           {"source", cost->source}};
+  AddOptionalKeys(s, canonical);
   return canonical;
 }
 

@@ -63,86 +63,101 @@ std::vector<T> ReadLevels(const YamlFile& file, const YAML::Node& node, const st
   return levels;
 }
 
-std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const YAML::Node& node) {
-  const std::string name = NameOf(kind, kPhaseNames);
-  MapReader map(file, node, "phase '" + name + "'");
-  if (!map.valid()) return std::nullopt;
-  LoadPhase phase;
-  phase.kind = kind;
-  phase.pos = map.pos();
-  const bool sweep = kind == PhaseKind::kSweep;
+// The keys that say how much load a phase offers; an absent one is an undefined node.
+struct LoadKeys {
+  YAML::Node rate;
+  YAML::Node concurrency;
+  YAML::Node rates;
+  YAML::Node concurrencies;
+};
 
-  YAML::Node rate = map.Get("rate");
-  YAML::Node concurrency = map.Get("concurrency");
-  YAML::Node rates = map.Get("rates");
-  YAML::Node concurrencies = map.Get("concurrencies");
-  if (rate.IsDefined()) phase.rate = ReadNumber(file, rate, "'rate'", kRateRange);
-  if (concurrency.IsDefined())
-    phase.concurrency = ReadInteger(file, concurrency, "'concurrency'", kConcurrencyRange);
-  phase.rate_levels = ReadLevels<double>(file, rates, "rates");
-  phase.concurrency_levels = ReadLevels<int64_t>(file, concurrencies, "concurrencies");
+// Reads the phase's load keys (one rate or concurrency, or a sweep's levels) into `phase`.
+LoadKeys ReadLoadKeys(const YamlFile& file, MapReader& map, LoadPhase& phase) {
+  const LoadKeys keys{.rate = map.Get("rate"),
+                      .concurrency = map.Get("concurrency"),
+                      .rates = map.Get("rates"),
+                      .concurrencies = map.Get("concurrencies")};
+  if (keys.rate.IsDefined()) phase.rate = ReadNumber(file, keys.rate, "'rate'", kRateRange);
+  if (keys.concurrency.IsDefined())
+    phase.concurrency = ReadInteger(file, keys.concurrency, "'concurrency'", kConcurrencyRange);
+  phase.rate_levels = ReadLevels<double>(file, keys.rates, "rates");
+  phase.concurrency_levels = ReadLevels<int64_t>(file, keys.concurrencies, "concurrencies");
+  return keys;
+}
 
+// Reads 'search', which only a sweep may set, and only to 'auto'.
+void ReadSearch(const YamlFile& file, MapReader& map, LoadPhase& phase) {
   YAML::Node search = map.Get("search");
-  if (search.IsDefined()) {
-    if (!sweep) {
-      file.Error(search, "'search' applies only to a sweep");
-    } else if (!search.IsScalar() || search.Scalar() != "auto") {
-      file.Error(search,
-                 "'search' must be 'auto' (find the sustained capacity), got " + Describe(search));
-    } else {
-      phase.search = true;
-    }
+  if (!search.IsDefined()) return;
+  if (phase.kind != PhaseKind::kSweep) {
+    file.Error(search, "'search' applies only to a sweep");
+  } else if (!search.IsScalar() || search.Scalar() != "auto") {
+    file.Error(search,
+               "'search' must be 'auto' (find the sustained capacity), got " + Describe(search));
+  } else {
+    phase.search = true;
   }
+}
+
+// Reports load keys that do not fit the phase: a search starts at one rate or concurrency, a
+// sweep lists its levels, and any other phase gives exactly one rate or concurrency.
+void CheckLoadKeys(const YamlFile& file, const LoadKeys& keys, const LoadPhase& phase,
+                   const std::string& name) {
+  const bool sweep = phase.kind == PhaseKind::kSweep;
   if (sweep && phase.search) {
     for (const auto& [node_of, key] :
-         {std::pair{rates, "rates"}, {concurrencies, "concurrencies"}}) {
+         {std::pair{keys.rates, "rates"}, {keys.concurrencies, "concurrencies"}}) {
       if (node_of.IsDefined())
         file.Error(node_of, std::string("a search chooses its own levels: give where it starts "
                                         "as 'rate' or 'concurrency', not '") +
                                 key + "'");
     }
-    if (rate.IsDefined() && concurrency.IsDefined())
-      file.Error(concurrency, "give either 'rate' or 'concurrency', not both");
-    else if (!rate.IsDefined() && !concurrency.IsDefined())
+    if (keys.rate.IsDefined() && keys.concurrency.IsDefined())
+      file.Error(keys.concurrency, "give either 'rate' or 'concurrency', not both");
+    else if (!keys.rate.IsDefined() && !keys.concurrency.IsDefined())
       file.Error(phase.pos,
                  "phase 'sweep': a search starts at 'rate' (open loop) or 'concurrency' (closed "
                  "loop)");
   } else if (sweep) {
-    for (const auto& [node_of, key] : {std::pair{rate, "rate"}, {concurrency, "concurrency"}}) {
+    for (const auto& [node_of, key] :
+         {std::pair{keys.rate, "rate"}, {keys.concurrency, "concurrency"}}) {
       if (node_of.IsDefined())
         file.Error(node_of, std::string("a sweep gives its levels as 'rates' or 'concurrencies', "
                                         "not '") +
                                 key + "' (or starts a 'search: auto' there)");
     }
-    if (rates.IsDefined() && concurrencies.IsDefined()) {
-      file.Error(concurrencies, "give either 'rates' or 'concurrencies', not both");
-    } else if (!rates.IsDefined() && !concurrencies.IsDefined() && !rate.IsDefined() &&
-               !concurrency.IsDefined()) {
+    if (keys.rates.IsDefined() && keys.concurrencies.IsDefined()) {
+      file.Error(keys.concurrencies, "give either 'rates' or 'concurrencies', not both");
+    } else if (!keys.rates.IsDefined() && !keys.concurrencies.IsDefined() &&
+               !keys.rate.IsDefined() && !keys.concurrency.IsDefined()) {
       file.Error(phase.pos,
                  "phase 'sweep': give its levels as 'rates' or 'concurrencies', or 'search: auto'");
     }
   } else {
     for (const auto& [node_of, key] :
-         {std::pair{rates, "rates"}, {concurrencies, "concurrencies"}}) {
+         {std::pair{keys.rates, "rates"}, {keys.concurrencies, "concurrencies"}}) {
       if (node_of.IsDefined())
         file.Error(node_of, std::string("'") + key + "' applies only to a sweep");
     }
-    if (rate.IsDefined() && concurrency.IsDefined()) {
-      file.Error(concurrency, "give either 'rate' or 'concurrency', not both");
-    } else if (!rate.IsDefined() && !concurrency.IsDefined()) {
+    if (keys.rate.IsDefined() && keys.concurrency.IsDefined()) {
+      file.Error(keys.concurrency, "give either 'rate' or 'concurrency', not both");
+    } else if (!keys.rate.IsDefined() && !keys.concurrency.IsDefined()) {
       file.Error(phase.pos, "phase '" + name +
                                 "': give either 'rate' (open loop) or 'concurrency' (closed loop)");
     }
   }
-  const bool closed_loop = concurrency.IsDefined() || concurrencies.IsDefined();
+}
 
+// Reads what a sweep level must show and how a search narrows down ('bisect', 'up_to',
+// 'resolution', 'keep_pace', 'min_completed', 'max_duration_s'): keys of a sweep only.
+void ReadSweepTuning(const YamlFile& file, MapReader& map, LoadPhase& phase) {
+  const bool sweep = phase.kind == PhaseKind::kSweep;
   YAML::Node bisect = map.Get("bisect");
   if (bisect.IsDefined()) {
     if (!sweep) file.Error(bisect, "'bisect' applies only to a sweep");
     phase.bisect = ReadInteger(file, bisect, "'bisect'", {.min = 0, .max = 10}).value_or(0);
   }
 
-  // What a sweep level must show, and how a search narrows down.
   for (const char* key : {"up_to", "resolution", "keep_pace", "min_completed", "max_duration_s"}) {
     YAML::Node value = map.Get(key);
     if (!value.IsDefined()) continue;
@@ -168,7 +183,11 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
           ReadNumber(file, value, name, {.min = 0, .max = 86'400, .min_exclusive = true});
     }
   }
+}
 
+// Reads how an open loop sends (arrival, burstiness, ramp, spikes, a cap on requests in flight),
+// keys that a closed-loop phase may not have. Returns the 'spikes' node, for later checks.
+YAML::Node ReadOpenLoop(const YamlFile& file, MapReader& map, bool closed_loop, LoadPhase& phase) {
   YAML::Node arrival = map.Get("arrival");
   YAML::Node burstiness = map.Get("burstiness");
   YAML::Node ramp_to = map.Get("ramp_to");
@@ -206,7 +225,13 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
     if (on_full.IsDefined() && !max_concurrency.IsDefined())
       file.Error(on_full, "'on_full' applies only with 'max_concurrency'");
   }
+  return spikes;
+}
 
+// Reads how long the phase lasts ('duration_s', 'requests') and reports what does not fit in
+// it: too many requests to plan, a spike past its end, a sweep's limits below its length or start.
+void ReadLength(const YamlFile& file, MapReader& map, const std::string& name,
+                const YAML::Node& spikes, LoadPhase& phase) {
   YAML::Node duration = map.Get("duration_s");
   YAML::Node requests = map.Get("requests");
   if (duration.IsDefined())
@@ -243,6 +268,24 @@ std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const Y
                                        ") is below where the search starts (" +
                                        FormatNumber(*start) + ")");
   }
+}
+
+std::optional<LoadPhase> ReadPhase(const YamlFile& file, PhaseKind kind, const YAML::Node& node) {
+  const std::string name = NameOf(kind, kPhaseNames);
+  MapReader map(file, node, "phase '" + name + "'");
+  if (!map.valid()) return std::nullopt;
+  LoadPhase phase;
+  phase.kind = kind;
+  phase.pos = map.pos();
+
+  const LoadKeys load = ReadLoadKeys(file, map, phase);
+  ReadSearch(file, map, phase);
+  CheckLoadKeys(file, load, phase, name);
+  const bool closed_loop = load.concurrency.IsDefined() || load.concurrencies.IsDefined();
+  ReadSweepTuning(file, map, phase);
+  const YAML::Node spikes = ReadOpenLoop(file, map, closed_loop, phase);
+  ReadLength(file, map, name, spikes, phase);
+
   phase.grace_s =
       map.Number("grace_s", Need::kOptional, {.min = 0, .max = 3600}).value_or(phase.grace_s);
   YAML::Node window = map.Get("window_s");

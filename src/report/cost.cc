@@ -109,6 +109,89 @@ std::string PriceOf(const store::StoredCost& price) {
   return std::to_string(price.count) + (gpu ? " GPU" : " instance") + (price.count == 1 ? "" : "s");
 }
 
+// The price the figures are in: H and where it comes from, or that there is none.
+std::string PriceFact(const CostFigures& cost) {
+  if (!cost.price)
+    return "No price: the scenario has no cost section, so the figures are in instance-seconds of "
+           "one instance (add cost: to the scenario for a price).";
+  const store::StoredCost& p = *cost.price;
+  return "Price: " + Sig(p.price_per_hour) + " " + p.currency + " an hour per " +
+         (p.per == "gpu" ? "GPU" : "instance") + " × " + PriceOf(p) +
+         " = H = " + Sig(cost.per_hour) + " " + p.currency +
+         " an hour; source: " + (p.source.empty() ? "not given" : p.source) + ".";
+}
+
+// The pass rate p, from how many accepted of how many scored answers, with its interval.
+std::string PassRateFact(const CostFigures& cost) {
+  std::string line = "Accepted answers: " + std::to_string(cost.accepted) + " of " +
+                     std::to_string(cost.scored) +
+                     " scored answers passed the rubric, p = " + Sig(*cost.pass_rate);
+  if (cost.pass_rate_ci)
+    line += " (95% Wilson interval " + Sig(cost.pass_rate_ci->low) + " to " +
+            Sig(cost.pass_rate_ci->high) + ")";
+  return line + ".";
+}
+
+// The cost at a known rate: r and where it comes from, per 1,000 requests and per accepted answer.
+std::string RateFact(const CostFigures& cost, const CostAtRate& at) {
+  const std::string unit = " " + cost.unit;
+  const std::string label = " " + at.label;
+  std::string line = "Cost" + label + " (r = " + Sig(*at.rate) + " " + at.counted + " req/s, " +
+                     at.basis + "): " + Sig(*at.per_thousand) + unit + " per 1,000 " + at.counted;
+  if (at.per_accepted) {
+    line += ", " + Sig(*at.per_accepted) + unit + " per accepted answer";
+    std::vector<std::string> about;
+    if (!cost.provisional.empty()) about.push_back(cost.provisional);
+    if (at.per_accepted_ci)
+      about.push_back("95% interval " + Sig(at.per_accepted_ci->low) + " to " +
+                      Sig(at.per_accepted_ci->high));
+    if (!about.empty()) line += " (" + Join(about, "; ") + ")";
+  }
+  return line + ".";
+}
+
+// The formulas of a priced cost at a known rate, with H, r and p put in.
+void PricedFormulas(const CostFigures& cost, const CostAtRate& at,
+                    std::vector<std::string>& formulas) {
+  const std::string unit = " " + cost.unit;
+  const std::string label = " " + at.label;
+  // What a figure drawn from the pass rate rests on, while too few answers are scored.
+  const std::string provisional = cost.provisional.empty() ? "" : " (" + cost.provisional + ")";
+  const std::string r = Sig(*at.rate);
+  const std::string h = Sig(cost.per_hour);
+  formulas.push_back("per 1,000 " + at.counted + label + " = H × 1000 / (r × 3600) = " + h +
+                     " × 1000 / (" + r + " × 3600) = " + Sig(*at.per_thousand) + unit);
+  if (!at.per_accepted) return;
+  formulas.push_back("per accepted answer" + label + " = H / (r × 3600 × p) = " + h + " / (" + r +
+                     " × 3600 × " + Sig(*cost.pass_rate) + ") = " + Sig(*at.per_accepted) + unit +
+                     provisional);
+  if (at.per_accepted_ci)
+    formulas.push_back("  95% interval = H / (r × 3600 × p_high) to H / (r × 3600 × p_low) = " + h +
+                       " / (" + r + " × 3600 × " + Sig(cost.pass_rate_ci->high) + ") to " + h +
+                       " / (" + r + " × 3600 × " + Sig(cost.pass_rate_ci->low) +
+                       ") = " + Sig(at.per_accepted_ci->low) + " to " +
+                       Sig(at.per_accepted_ci->high) + unit);
+}
+
+// The formulas of an unpriced cost at a known rate, in instance-seconds, with r and p put in.
+void InstanceSecondFormulas(const CostFigures& cost, const CostAtRate& at,
+                            std::vector<std::string>& formulas) {
+  const std::string label = " " + at.label;
+  // What a figure drawn from the pass rate rests on, while too few answers are scored.
+  const std::string provisional = cost.provisional.empty() ? "" : " (" + cost.provisional + ")";
+  const std::string r = Sig(*at.rate);
+  formulas.push_back("instance-seconds per 1,000 " + at.counted + label + " = 1000 / r = 1000 / " +
+                     r + " = " + Sig(*at.per_thousand));
+  if (!at.per_accepted) return;
+  formulas.push_back("instance-seconds per accepted answer" + label + " = 1 / (r × p) = 1 / (" + r +
+                     " × " + Sig(*cost.pass_rate) + ") = " + Sig(*at.per_accepted) + provisional);
+  if (at.per_accepted_ci)
+    formulas.push_back("  95% interval = 1 / (r × p_high) to 1 / (r × p_low) = 1 / (" + r + " × " +
+                       Sig(cost.pass_rate_ci->high) + ") to 1 / (" + r + " × " +
+                       Sig(cost.pass_rate_ci->low) + ") = " + Sig(at.per_accepted_ci->low) +
+                       " to " + Sig(at.per_accepted_ci->high));
+}
+
 }  // namespace
 
 CostFigures ComputeCost(const std::optional<store::StoredCost>& price,
@@ -170,81 +253,20 @@ CostFigures ComputeCost(const std::optional<store::StoredCost>& price,
 
 CostText DescribeCost(const CostFigures& cost) {
   CostText text;
-  const bool priced = cost.price.has_value();
-  const std::string unit = " " + cost.unit;
-  // What a figure drawn from the pass rate rests on, while too few answers are scored.
-  const std::string provisional = cost.provisional.empty() ? "" : " (" + cost.provisional + ")";
-  if (priced) {
-    const store::StoredCost& p = *cost.price;
-    text.facts.push_back("Price: " + Sig(p.price_per_hour) + " " + p.currency + " an hour per " +
-                         (p.per == "gpu" ? "GPU" : "instance") + " × " + PriceOf(p) +
-                         " = H = " + Sig(cost.per_hour) + " " + p.currency +
-                         " an hour; source: " + (p.source.empty() ? "not given" : p.source) + ".");
-  } else {
-    text.facts.push_back(
-        "No price: the scenario has no cost section, so the figures are in instance-seconds of "
-        "one instance (add cost: to the scenario for a price).");
-  }
-  if (cost.pass_rate) {
-    std::string line = "Accepted answers: " + std::to_string(cost.accepted) + " of " +
-                       std::to_string(cost.scored) +
-                       " scored answers passed the rubric, p = " + Sig(*cost.pass_rate);
-    if (cost.pass_rate_ci)
-      line += " (95% Wilson interval " + Sig(cost.pass_rate_ci->low) + " to " +
-              Sig(cost.pass_rate_ci->high) + ")";
-    text.facts.push_back(line + ".");
-  }
+  text.facts.push_back(PriceFact(cost));
+  if (cost.pass_rate) text.facts.push_back(PassRateFact(cost));
   if (!cost.pass_rate_note.empty())
     text.facts.push_back("Cost per accepted answer: " + cost.pass_rate_note + ".");
   for (const CostAtRate& at : cost.rates) {
-    const std::string label = " " + at.label;
     if (!at.rate) {
-      text.facts.push_back("Cost" + label + ": " + at.basis + ".");
+      text.facts.push_back("Cost " + at.label + ": " + at.basis + ".");
       continue;
     }
-    std::string line = "Cost" + label + " (r = " + Sig(*at.rate) + " " + at.counted + " req/s, " +
-                       at.basis + "): " + Sig(*at.per_thousand) + unit + " per 1,000 " + at.counted;
-    if (at.per_accepted) {
-      line += ", " + Sig(*at.per_accepted) + unit + " per accepted answer";
-      std::vector<std::string> about;
-      if (!cost.provisional.empty()) about.push_back(cost.provisional);
-      if (at.per_accepted_ci)
-        about.push_back("95% interval " + Sig(at.per_accepted_ci->low) + " to " +
-                        Sig(at.per_accepted_ci->high));
-      if (!about.empty()) line += " (" + Join(about, "; ") + ")";
-    }
-    text.facts.push_back(line + ".");
-    const std::string r = Sig(*at.rate);
-    if (priced) {
-      const std::string h = Sig(cost.per_hour);
-      text.formulas.push_back("per 1,000 " + at.counted + label + " = H × 1000 / (r × 3600) = " +
-                              h + " × 1000 / (" + r + " × 3600) = " + Sig(*at.per_thousand) + unit);
-      if (at.per_accepted) {
-        text.formulas.push_back("per accepted answer" + label + " = H / (r × 3600 × p) = " + h +
-                                " / (" + r + " × 3600 × " + Sig(*cost.pass_rate) +
-                                ") = " + Sig(*at.per_accepted) + unit + provisional);
-        if (at.per_accepted_ci)
-          text.formulas.push_back(
-              "  95% interval = H / (r × 3600 × p_high) to H / (r × 3600 × p_low) = " + h + " / (" +
-              r + " × 3600 × " + Sig(cost.pass_rate_ci->high) + ") to " + h + " / (" + r +
-              " × 3600 × " + Sig(cost.pass_rate_ci->low) + ") = " + Sig(at.per_accepted_ci->low) +
-              " to " + Sig(at.per_accepted_ci->high) + unit);
-      }
-    } else {
-      text.formulas.push_back("instance-seconds per 1,000 " + at.counted + label +
-                              " = 1000 / r = 1000 / " + r + " = " + Sig(*at.per_thousand));
-      if (at.per_accepted) {
-        text.formulas.push_back("instance-seconds per accepted answer" + label +
-                                " = 1 / (r × p) = 1 / (" + r + " × " + Sig(*cost.pass_rate) +
-                                ") = " + Sig(*at.per_accepted) + provisional);
-        if (at.per_accepted_ci)
-          text.formulas.push_back("  95% interval = 1 / (r × p_high) to 1 / (r × p_low) = 1 / (" +
-                                  r + " × " + Sig(cost.pass_rate_ci->high) + ") to 1 / (" + r +
-                                  " × " + Sig(cost.pass_rate_ci->low) +
-                                  ") = " + Sig(at.per_accepted_ci->low) + " to " +
-                                  Sig(at.per_accepted_ci->high));
-      }
-    }
+    text.facts.push_back(RateFact(cost, at));
+    if (cost.price)
+      PricedFormulas(cost, at, text.formulas);
+    else
+      InstanceSecondFormulas(cost, at, text.formulas);
   }
   text.not_claimed =
       "What this does not claim: it is what the hardware that served the test cost (or the "

@@ -18,6 +18,61 @@ std::string Dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// The judge's key, read from the variable options.api_key_env names; none when it names none.
+// Fails when the variable is unset.
+Result<std::optional<std::string>> JudgeKey(const JudgeOptions& options) {
+  if (options.api_key_env.empty()) return std::optional<std::string>();
+  const char* value = std::getenv(options.api_key_env.c_str());
+  if (value == nullptr || *value == '\0')
+    return Status::InvalidInput("--api-key-env: " + options.api_key_env + " is not set");
+  return std::optional<std::string>(value);
+}
+
+// The chat request that asks the judge to score `answer` to `task`: the instruction as the
+// system's message, the conversation and the answer (and the reference, when asked) as the
+// user's.
+json JudgeBody(const JudgeOptions& options, const std::string& instruction,
+               const manifest::Task& task, const std::string& answer) {
+  std::string content = "Conversation:\n" + ConversationText(Conversation(task)) +
+                        "\n\nThe assistant's answer:\n" + answer;
+  if (options.with_reference && !task.reference.empty())
+    content += "\n\nA reference answer by a person who knows the subject:\n" + task.reference;
+  return {
+      {"model", options.model},
+      {"stream", false},
+      {"temperature", 0},
+      {"messages",
+       {{{"role", "system"}, {"content", instruction}}, {{"role", "user"}, {"content", content}}}}};
+}
+
+// Sends `specs` to the judge through the load engine, options.concurrency at a time.
+Result<load::LoadResult> SendToJudge(const std::vector<load::RequestSpec>& specs,
+                                     const JudgeOptions& options, const std::atomic<bool>& stop) {
+  load::LoadOptions load{.concurrency = options.concurrency,
+                         .requests = static_cast<int64_t>(specs.size()),
+                         .grace_s = static_cast<double>(options.timeout_ms) / 1000,
+                         .workers = 1,
+                         .timeouts = {.connect_ms = 5000,
+                                      .first_token_ms = options.timeout_ms,
+                                      .total_ms = options.timeout_ms}};
+  const Clock& clock = SteadyClock::Get();
+  load::RunControl control{.clock = &clock, .origin_ns = clock.NowNs(), .stop = &stop};
+  return load::RunLoad(
+      load, [&specs](int64_t n) { return specs[static_cast<size_t>(n)]; }, control);
+}
+
+// The scores of the judge's reply `r`; when it did not answer, or its reply cannot be read, why.
+Result<std::map<std::string, int64_t>> ReplyScores(const load::RequestRecord& r,
+                                                   const json& rubric) {
+  if (r.outcome != load::Outcome::kOk)
+    return Status::InvalidInput(
+        "the judge did not answer (" +
+        (r.http_status ? "HTTP " + std::to_string(*r.http_status) + ", " : std::string()) +
+        std::string(load::OutcomeName(r.outcome)) +
+        (r.error_message.empty() ? "" : ": " + Utf8Prefix(r.error_message, 200)) + ")");
+  return ParseJudgeReply(r.answer_text, rubric);
+}
+
 }  // namespace
 
 std::string JudgeInstruction(const json& rubric) {
@@ -74,13 +129,8 @@ Result<JudgeResult> JudgeAnswers(store::Store& store, const store::RunInfo& run,
   if (!bundle.corpus || !bundle.rubric)
     return Status::InvalidInput(
         "the run's scenario names no corpus or no rubric: nothing to judge");
-  std::optional<std::string> key;
-  if (!options.api_key_env.empty()) {
-    const char* value = std::getenv(options.api_key_env.c_str());
-    if (value == nullptr || *value == '\0')
-      return Status::InvalidInput("--api-key-env: " + options.api_key_env + " is not set");
-    key = value;
-  }
+  Result<std::optional<std::string>> key = JudgeKey(options);
+  if (!key.ok()) return key.status();
   Result<std::vector<store::SampledAnswer>> answers = store.ListSampledAnswers(run.id);
   if (!answers.ok()) return answers.status();
   if (answers->empty())
@@ -97,32 +147,13 @@ Result<JudgeResult> JudgeAnswers(store::Store& store, const store::RunInfo& run,
     if (!task)
       return Status::InvalidInput("answer " + std::to_string(a.request_id) + " is for task '" +
                                   a.task_id + "', which the corpus no longer has");
-    std::string content = "Conversation:\n" + ConversationText(Conversation(*task)) +
-                          "\n\nThe assistant's answer:\n" + a.answer_text;
-    if (options.with_reference && !task->reference.empty())
-      content += "\n\nA reference answer by a person who knows the subject:\n" + task->reference;
-    const json body = {{"model", options.model},
-                       {"stream", false},
-                       {"temperature", 0},
-                       {"messages",
-                        {{{"role", "system"}, {"content", instruction}},
-                         {{"role", "user"}, {"content", content}}}}};
-    load::RequestSpec spec{.url = base + "/chat/completions", .body = Dump(body), .stream = false};
-    if (key) spec.headers.push_back("Authorization: Bearer " + *key);
+    load::RequestSpec spec{.url = base + "/chat/completions",
+                           .body = Dump(JudgeBody(options, instruction, *task, a.answer_text)),
+                           .stream = false};
+    if (*key) spec.headers.push_back("Authorization: Bearer " + **key);
     specs.push_back(std::move(spec));
   }
-
-  load::LoadOptions load{.concurrency = options.concurrency,
-                         .requests = static_cast<int64_t>(specs.size()),
-                         .grace_s = static_cast<double>(options.timeout_ms) / 1000,
-                         .workers = 1,
-                         .timeouts = {.connect_ms = 5000,
-                                      .first_token_ms = options.timeout_ms,
-                                      .total_ms = options.timeout_ms}};
-  const Clock& clock = SteadyClock::Get();
-  load::RunControl control{.clock = &clock, .origin_ns = clock.NowNs(), .stop = &stop};
-  Result<load::LoadResult> sent = load::RunLoad(
-      load, [&specs](int64_t n) { return specs[static_cast<size_t>(n)]; }, control);
+  Result<load::LoadResult> sent = SendToJudge(specs, options, stop);
   if (!sent.ok()) return sent.status();
 
   std::random_device device;
@@ -135,18 +166,10 @@ Result<JudgeResult> JudgeAnswers(store::Store& store, const store::RunInfo& run,
   std::vector<store::Score> stored;
   for (const load::RequestRecord& r : sent->records) {
     const store::SampledAnswer& a = (*answers)[static_cast<size_t>(r.sequence)];
-    const std::string which = "answer " + std::to_string(a.request_id);
-    if (r.outcome != load::Outcome::kOk) {
-      result.failures.push_back(
-          which + ": the judge did not answer (" +
-          (r.http_status ? "HTTP " + std::to_string(*r.http_status) + ", " : std::string()) +
-          std::string(load::OutcomeName(r.outcome)) +
-          (r.error_message.empty() ? "" : ": " + Utf8Prefix(r.error_message, 200)) + ")");
-      continue;
-    }
-    Result<std::map<std::string, int64_t>> scores = ParseJudgeReply(r.answer_text, rubric);
+    Result<std::map<std::string, int64_t>> scores = ReplyScores(r, rubric);
     if (!scores.ok()) {
-      result.failures.push_back(which + ": " + scores.status().message());
+      result.failures.push_back("answer " + std::to_string(a.request_id) + ": " +
+                                scores.status().message());
       continue;
     }
     const std::string item = "j-" + RandomId(device, 12);

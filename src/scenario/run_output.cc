@@ -99,6 +99,80 @@ std::string Cell(const stats::Summary& summary, double p) {
   return summary.count ? FormatNumber(summary.Percentile(p), 1) : "-";
 }
 
+// What `now_step`, a stage's steady step, added over `was_step`, the steady step of the stage
+// before it (named `over`): the differences of their TTFT and end-to-end percentiles.
+json AddedJson(const std::string& over, const StepResult& now_step, const StepResult& was_step) {
+  json added = {{"over", over}};
+  for (const auto& [name, pick] : {std::pair<const char*, stats::Summary load::PhaseMetrics::*>{
+                                       "ttft", &load::PhaseMetrics::ttft_ms},
+                                   {"e2e", &load::PhaseMetrics::e2e_ms}}) {
+    const stats::Summary& now = now_step.metrics.*pick;
+    const stats::Summary& was = was_step.metrics.*pick;
+    if (now.count && was.count) {
+      added[std::string(name) + "_p50_ms"] = now.Percentile(50) - was.Percentile(50);
+      added[std::string(name) + "_p95_ms"] = now.Percentile(95) - was.Percentile(95);
+    }
+  }
+  return added;
+}
+
+// A stage's recovery finding, against the scenario's limit.
+json RecoveryJson(const StageResult& stage, const manifest::Scenario& scenario) {
+  const stats::RecoveryCriteria& criteria = stage.recovery_criteria;
+  const auto& r = *stage.recovery;
+  return {
+      {"recovered_after_s", r.recovered_after_s ? json(*r.recovered_after_s) : json(nullptr)},
+      {"max_recovery_s", scenario.recovery.max_recovery_s},
+      {"passed", r.recovered_after_s && *r.recovered_after_s <= scenario.recovery.max_recovery_s},
+      {"window_s", criteria.window_s},
+      {"observed_s", stage.recovery_observed_s},
+      {"finding", stats::DescribeRecovery(r, criteria, stage.recovery_observed_s)}};
+}
+
+// One stage of run.json: its steps and verdict, what it added over `previous` (the last stage
+// not skipped before it, if any), and its capacity, overload and recovery findings.
+json StageJson(const StageResult& stage, const StageResult* previous,
+               const manifest::Scenario& scenario) {
+  json steps = json::array();
+  for (const StepResult& step : stage.steps)
+    steps.push_back(StepJson(step));
+  json out = {{"name", stage.name}, {"skipped", stage.skipped}, {"steps", steps}};
+  if (!stage.skipped) out["passed"] = stage.passed();
+  // What this stage added over the one before it, at steady load.
+  const StepResult* steady = stage.Find(PhaseKind::kSteady);
+  const StepResult* before = previous ? previous->Find(PhaseKind::kSteady) : nullptr;
+  if (steady && before)
+    out["added_over_previous_stage"] = AddedJson(previous->name, *steady, *before);
+  if (stage.capacity) out["capacity"] = StageCapacityJson(stage);
+  if (stage.overload) out["overload"] = OverloadToJson(*stage.overload);
+  if (stage.recovery) out["recovery"] = RecoveryJson(stage, scenario);
+  return out;
+}
+
+// run.json's "faults": the findings of the access-denial and tool-outage probes.
+json FaultsJson(const RunReport& report) {
+  json denials = json::array();
+  for (const faults::DenialFinding& f : report.denials)
+    denials.push_back(faults::DenialToJson(f));
+  json outages = json::array();
+  for (const faults::ToolOutageFinding& f : report.outages)
+    outages.push_back(faults::ToolOutageToJson(f));
+  return {{"access_denial", denials}, {"tool_outage", outages}};
+}
+
+// run.json's "telemetry": each source and how its scrapes went.
+json TelemetryJson(const RunReport& report) {
+  json sources = json::array();
+  for (const TelemetrySource& t : report.telemetry)
+    sources.push_back({{"source", t.source},
+                       {"url", t.url},
+                       {"scrapes", t.scrapes},
+                       {"failures", t.failures},
+                       {"samples", t.samples},
+                       {"last_error", t.last_error}});
+  return sources;
+}
+
 }  // namespace
 
 json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
@@ -107,43 +181,7 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
   json stages = json::array();
   const StageResult* previous = nullptr;
   for (const StageResult& stage : report.stages) {
-    json steps = json::array();
-    for (const StepResult& step : stage.steps)
-      steps.push_back(StepJson(step));
-    json out = {{"name", stage.name}, {"skipped", stage.skipped}, {"steps", steps}};
-    if (!stage.skipped) out["passed"] = stage.passed();
-    // What this stage added over the one before it, at steady load.
-    const StepResult* steady = stage.Find(PhaseKind::kSteady);
-    const StepResult* before = previous ? previous->Find(PhaseKind::kSteady) : nullptr;
-    if (steady && before) {
-      json added = {{"over", previous->name}};
-      for (const auto& [name, pick] : {std::pair<const char*, stats::Summary load::PhaseMetrics::*>{
-                                           "ttft", &load::PhaseMetrics::ttft_ms},
-                                       {"e2e", &load::PhaseMetrics::e2e_ms}}) {
-        const stats::Summary& now = steady->metrics.*pick;
-        const stats::Summary& was = before->metrics.*pick;
-        if (now.count && was.count) {
-          added[std::string(name) + "_p50_ms"] = now.Percentile(50) - was.Percentile(50);
-          added[std::string(name) + "_p95_ms"] = now.Percentile(95) - was.Percentile(95);
-        }
-      }
-      out["added_over_previous_stage"] = added;
-    }
-    if (stage.capacity) out["capacity"] = StageCapacityJson(stage);
-    if (stage.overload) out["overload"] = OverloadToJson(*stage.overload);
-    if (stage.recovery) {
-      const stats::RecoveryCriteria& criteria = stage.recovery_criteria;
-      const auto& r = *stage.recovery;
-      out["recovery"] = {
-          {"recovered_after_s", r.recovered_after_s ? json(*r.recovered_after_s) : json(nullptr)},
-          {"max_recovery_s", scenario.recovery.max_recovery_s},
-          {"passed",
-           r.recovered_after_s && *r.recovered_after_s <= scenario.recovery.max_recovery_s},
-          {"window_s", criteria.window_s},
-          {"observed_s", stage.recovery_observed_s},
-          {"finding", stats::DescribeRecovery(r, criteria, stage.recovery_observed_s)}};
-    }
-    stages.push_back(std::move(out));
+    stages.push_back(StageJson(stage, previous, scenario));
     if (!stage.skipped) previous = &stage;
   }
   json run = {{"schema_version", 1},
@@ -161,33 +199,8 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
               {"stages", stages},
               {"quality_samples",
                {{"at_rest", report.samples_at_rest}, {"under_load", report.samples_under_load}}},
-              {"faults",
-               {{"access_denial",
-                 [&] {
-                   json out = json::array();
-                   for (const faults::DenialFinding& f : report.denials)
-                     out.push_back(faults::DenialToJson(f));
-                   return out;
-                 }()},
-                {"tool_outage",
-                 [&] {
-                   json out = json::array();
-                   for (const faults::ToolOutageFinding& f : report.outages)
-                     out.push_back(faults::ToolOutageToJson(f));
-                   return out;
-                 }()}}},
-              {"telemetry",
-               [&] {
-                 json sources = json::array();
-                 for (const TelemetrySource& t : report.telemetry)
-                   sources.push_back({{"source", t.source},
-                                      {"url", t.url},
-                                      {"scrapes", t.scrapes},
-                                      {"failures", t.failures},
-                                      {"samples", t.samples},
-                                      {"last_error", t.last_error}});
-                 return sources;
-               }()},
+              {"faults", FaultsJson(report)},
+              {"telemetry", TelemetryJson(report)},
               {"notes", report.notes}};
   if (!report.sharding.is_null()) run["sharding"] = report.sharding;
   return run;
@@ -240,9 +253,8 @@ void StepNotes(const RunReport& report, std::vector<std::string>& lines) {
     }
 }
 
-}  // namespace
-
-std::vector<std::string> SummaryLines(const RunReport& report) {
+// The console's stage × phase table, its header first.
+std::vector<std::string> StepTable(const RunReport& report) {
   std::vector<std::vector<std::string>> rows;
   for (const StageResult& stage : report.stages) {
     if (stage.skipped) {
@@ -264,75 +276,96 @@ std::vector<std::string> SummaryLines(const RunReport& report) {
                             "itl p99", "e2e p95", "thresholds"},
                            rows);
   lines.front() += "   (latencies in ms)";
+  return lines;
+}
+
+// A stage's capacity: where it holds and fails, why the failing level failed, and how the sweep
+// or search went.
+void CapacityLines(const StageResult& stage, std::vector<std::string>& lines) {
+  const stats::CapacityFinding& c = *stage.capacity;
+  lines.push_back("capacity (" + stage.name + "): " +
+                  stats::DescribeCapacity(c, stage.sweep_levels,
+                                          SweepClosedLoop(stage) ? "concurrent" : "req/s"));
+  if (c.holds_up_to)
+    lines.push_back(
+        "  " + stats::DescribeCapacityRates(c, SweepClosedLoop(stage) ? "concurrent" : "req/s"));
+  if (const StepResult* failing = FailingLevel(stage); failing && failing->level)
+    lines.push_back("  at " + FormatNumber(*c.fails_at, 6) + ": " + failing->level->reason +
+                    (failing->client_warnings.empty() ? "" : std::string("; ") + kClientLimitNote));
+  lines.push_back("  " + std::string(stage.sweep_search ? "search" : "sweep") + ": " +
+                  std::to_string(stage.sweep_levels.size()) + " levels in " +
+                  FormatNumber(stage.sweep_took_s, 0) + " s");
+}
+
+// A stage's overload: how the excess was refused, and each of its checks that failed.
+void OverloadLines(const StageResult& stage, std::vector<std::string>& lines) {
+  const OverloadFinding& o = *stage.overload;
+  std::string line = "overload (" + stage.name + "): " + std::to_string(o.shed) + " of " +
+                     std::to_string(o.offered) + " shed, " +
+                     std::to_string(o.shed_with_retry_after) + " with Retry-After";
+  if (o.shed_latency_ms.count)
+    line += ", shed p95 " + FormatNumber(o.shed_latency_ms.Percentile(95), 1) + " ms";
+  line += "; " + std::to_string(o.timeouts) + " hung until a timeout, " +
+          std::to_string(o.other_failures) + " other failures";
+  if (o.cut) line += ", " + std::to_string(o.cut) + " still running at the grace period's end";
+  lines.push_back(line);
+  for (const ThresholdCheck& c : o.checks)
+    if (!c.passed) lines.push_back("  failed: " + c.name);
+}
+
+// An access-denial probe: its verdict, its counts, and its reasons.
+void DenialLines(const faults::DenialFinding& f, std::vector<std::string>& lines) {
+  std::string line = "access denial " + f.probe + ": " + f.verdict + " (" +
+                     std::to_string(f.denied) + " of " + std::to_string(f.attempts) + " denied, " +
+                     (f.leaks.empty() ? "no canary leaked" : "canary leaked");
+  if (f.control_saw_canary)
+    line += *f.control_saw_canary ? "; the positive control saw one"
+                                  : "; the positive control saw none";
+  lines.push_back(line + ")");
+  for (const std::string& reason : f.reasons)
+    lines.push_back("  " + reason);
+}
+
+// A tool-outage probe: its verdict, what each part showed, and its reasons.
+void OutageLines(const faults::ToolOutageFinding& f, std::vector<std::string>& lines) {
+  int64_t worked = 0, in_time = 0, acknowledged = 0, claimed = 0;
+  for (const faults::OutageRequest& q : f.requests) {
+    if (q.part == "before") worked += q.worked;
+    if (q.part != "during") continue;
+    in_time += q.in_time;
+    acknowledged += !q.acknowledged.empty();
+    claimed += !q.claimed.empty();
+  }
+  std::string line = "tool outage " + f.probe + " (" + f.actuator + "): " + f.verdict +
+                     " (before: " + std::to_string(worked) + " of " + std::to_string(f.before) +
+                     " worked; during: " + std::to_string(in_time) + " of " +
+                     std::to_string(f.during) + " answered in time, " +
+                     std::to_string(acknowledged) + " said the tool was unavailable, " +
+                     std::to_string(claimed) + " claimed success";
+  if (f.recovered_s)
+    line += "; worked again " + FormatNumber(*f.recovered_s, 2) + " s after restore";
+  lines.push_back(line + ")");
+  for (const std::string& reason : f.reasons)
+    lines.push_back("  " + reason);
+}
+
+}  // namespace
+
+std::vector<std::string> SummaryLines(const RunReport& report) {
+  std::vector<std::string> lines = StepTable(report);
   StepNotes(report, lines);
   for (const StageResult& stage : report.stages) {
-    if (stage.capacity) {
-      const stats::CapacityFinding& c = *stage.capacity;
-      lines.push_back("capacity (" + stage.name + "): " +
-                      stats::DescribeCapacity(c, stage.sweep_levels,
-                                              SweepClosedLoop(stage) ? "concurrent" : "req/s"));
-      if (c.holds_up_to)
-        lines.push_back("  " + stats::DescribeCapacityRates(
-                                   c, SweepClosedLoop(stage) ? "concurrent" : "req/s"));
-      if (const StepResult* failing = FailingLevel(stage); failing && failing->level)
-        lines.push_back(
-            "  at " + FormatNumber(*c.fails_at, 6) + ": " + failing->level->reason +
-            (failing->client_warnings.empty() ? "" : std::string("; ") + kClientLimitNote));
-      lines.push_back("  " + std::string(stage.sweep_search ? "search" : "sweep") + ": " +
-                      std::to_string(stage.sweep_levels.size()) + " levels in " +
-                      FormatNumber(stage.sweep_took_s, 0) + " s");
-    }
-    if (stage.overload) {
-      const OverloadFinding& o = *stage.overload;
-      std::string line = "overload (" + stage.name + "): " + std::to_string(o.shed) + " of " +
-                         std::to_string(o.offered) + " shed, " +
-                         std::to_string(o.shed_with_retry_after) + " with Retry-After";
-      if (o.shed_latency_ms.count)
-        line += ", shed p95 " + FormatNumber(o.shed_latency_ms.Percentile(95), 1) + " ms";
-      line += "; " + std::to_string(o.timeouts) + " hung until a timeout, " +
-              std::to_string(o.other_failures) + " other failures";
-      if (o.cut) line += ", " + std::to_string(o.cut) + " still running at the grace period's end";
-      lines.push_back(line);
-      for (const ThresholdCheck& c : o.checks)
-        if (!c.passed) lines.push_back("  failed: " + c.name);
-    }
+    if (stage.capacity) CapacityLines(stage, lines);
+    if (stage.overload) OverloadLines(stage, lines);
     if (stage.recovery)
       lines.push_back("recovery (" + stage.name + "): " +
                       stats::DescribeRecovery(*stage.recovery, stage.recovery_criteria,
                                               stage.recovery_observed_s));
   }
-  for (const faults::DenialFinding& f : report.denials) {
-    std::string line = "access denial " + f.probe + ": " + f.verdict + " (" +
-                       std::to_string(f.denied) + " of " + std::to_string(f.attempts) +
-                       " denied, " + (f.leaks.empty() ? "no canary leaked" : "canary leaked");
-    if (f.control_saw_canary)
-      line += *f.control_saw_canary ? "; the positive control saw one"
-                                    : "; the positive control saw none";
-    lines.push_back(line + ")");
-    for (const std::string& reason : f.reasons)
-      lines.push_back("  " + reason);
-  }
-  for (const faults::ToolOutageFinding& f : report.outages) {
-    int64_t worked = 0, in_time = 0, acknowledged = 0, claimed = 0;
-    for (const faults::OutageRequest& q : f.requests) {
-      if (q.part == "before") worked += q.worked;
-      if (q.part != "during") continue;
-      in_time += q.in_time;
-      acknowledged += !q.acknowledged.empty();
-      claimed += !q.claimed.empty();
-    }
-    std::string line = "tool outage " + f.probe + " (" + f.actuator + "): " + f.verdict +
-                       " (before: " + std::to_string(worked) + " of " + std::to_string(f.before) +
-                       " worked; during: " + std::to_string(in_time) + " of " +
-                       std::to_string(f.during) + " answered in time, " +
-                       std::to_string(acknowledged) + " said the tool was unavailable, " +
-                       std::to_string(claimed) + " claimed success";
-    if (f.recovered_s)
-      line += "; worked again " + FormatNumber(*f.recovered_s, 2) + " s after restore";
-    lines.push_back(line + ")");
-    for (const std::string& reason : f.reasons)
-      lines.push_back("  " + reason);
-  }
+  for (const faults::DenialFinding& f : report.denials)
+    DenialLines(f, lines);
+  for (const faults::ToolOutageFinding& f : report.outages)
+    OutageLines(f, lines);
   for (const TelemetrySource& t : report.telemetry)
     lines.push_back(
         "telemetry " + t.source + ": " + std::to_string(t.samples) + " samples from " +

@@ -44,6 +44,29 @@ bool Judged(PhaseKind kind) {
   return kind == PhaseKind::kSteady || kind == PhaseKind::kBurst || kind == PhaseKind::kSweep;
 }
 
+// The proxies that tool-outage probes need in front of a target that is not our own sim, as
+// listening port to upstream. A probe without a port, or on a port another probe forwards
+// elsewhere, adds to `errors`.
+std::map<int64_t, std::string> ProxyUpstreams(const manifest::Scenario& scenario, bool own_sim,
+                                              std::vector<std::string>& errors) {
+  std::map<int64_t, std::string> upstreams;  // listening port -> upstream
+  for (const manifest::ToolOutageProbe& probe : scenario.faults.tool_outage) {
+    const manifest::Actuator& a = probe.actuator;
+    if (a.kind != manifest::ActuatorKind::kProxy || own_sim) continue;
+    if (!a.listen_port) {
+      errors.push_back(probe.pos.ToString() + ": tool-outage probe '" + probe.name +
+                       "': a proxy actuator needs 'listen_port' and 'upstream' when the target "
+                       "is not the built-in sim (the application's tool URL must name the proxy)");
+    } else if (auto [it, added] = upstreams.emplace(*a.listen_port, a.upstream);
+               !added && it->second != a.upstream) {
+      errors.push_back(probe.pos.ToString() + ": tool-outage probe '" + probe.name +
+                       "': the proxy on port " + std::to_string(*a.listen_port) + " forwards to " +
+                       it->second + " for another probe, not " + a.upstream);
+    }
+  }
+  return upstreams;
+}
+
 }  // namespace
 
 json SettingsToJson(const RunSettings& s) {
@@ -103,36 +126,28 @@ Runner::Runner(const manifest::Bundle& bundle, RunSettings settings, store::Stor
   }
 }
 
-Status Runner::Prepare(Plan& plan) {
+void Runner::ReadInputFiles(std::vector<std::string>& errors) {
+  if (input_files_read_) return;
+  const manifest::Scenario& scenario = bundle_.scenario;
+  input_files_read_ = true;
+  manifest::Diagnostics diagnostics;
+  LoadInputFiles(scenario, diagnostics, input_files_);
+  for (const manifest::Diagnostic& d : diagnostics.Sorted())
+    errors.push_back(d.ToString());
+  if (input_files_.tokenizer)
+    console_.Line("tokenizer: " + input_files_.tokenizer->Describe() + " (" +
+                  scenario.input.tokenizer.written + ")");
+  if (!input_files_.trace.empty())
+    console_.Line("input: " + std::to_string(input_files_.trace.size()) + " entries of " +
+                  scenario.input.trace.written + ", replayed at each open-loop phase's rate");
+  if (input_files_.dataset)
+    console_.Line("input: " + input_files_.dataset->Describe(InputDatasetOptions(scenario.input)));
+}
+
+void Runner::PlanStages(const std::vector<manifest::EffectiveStage>& stages, Plan& plan,
+                        std::vector<std::string>& errors) {
   const manifest::Scenario& scenario = bundle_.scenario;
   const uint64_t seed = settings_.seed.value_or(scenario.seed);
-  std::vector<std::string> errors;
-  std::vector<manifest::EffectiveStage> stages = manifest::EffectiveStages(scenario);
-  if (!input_files_read_) {
-    input_files_read_ = true;
-    manifest::Diagnostics diagnostics;
-    LoadInputFiles(scenario, diagnostics, input_files_);
-    for (const manifest::Diagnostic& d : diagnostics.Sorted())
-      errors.push_back(d.ToString());
-    if (input_files_.tokenizer)
-      console_.Line("tokenizer: " + input_files_.tokenizer->Describe() + " (" +
-                    scenario.input.tokenizer.written + ")");
-    if (!input_files_.trace.empty())
-      console_.Line("input: " + std::to_string(input_files_.trace.size()) + " entries of " +
-                    scenario.input.trace.written + ", replayed at each open-loop phase's rate");
-    if (input_files_.dataset)
-      console_.Line("input: " +
-                    input_files_.dataset->Describe(InputDatasetOptions(scenario.input)));
-  }
-  if (!settings_.only_stage.empty() &&
-      std::none_of(stages.begin(), stages.end(),
-                   [&](const auto& s) { return s.name == settings_.only_stage; }))
-    errors.push_back("--only-stage: the scenario has no stage '" + settings_.only_stage + "'");
-  plan.endpoint = {
-      .base_url = settings_.target_url.empty() ? scenario.target.base_url : settings_.target_url,
-      .model = settings_.model.empty() ? scenario.target.model : settings_.model,
-      .sim = scenario.target.kind == manifest::TargetKind::kSim};
-  if (plan.endpoint.model.empty()) plan.endpoint.model = scenario.manifest.model;
   for (size_t i = 0; i < stages.size(); ++i) {
     PlanStage stage{.effective = stages[i]};
     stage.skipped = !settings_.only_stage.empty() && stages[i].name != settings_.only_stage;
@@ -160,32 +175,12 @@ Status Runner::Prepare(Plan& plan) {
     }
     plan.stages.push_back(std::move(stage));
   }
-  const bool own_sim = plan.endpoint.sim && settings_.target_url.empty();
-  std::map<int64_t, std::string> upstreams;  // listening port -> upstream
-  for (const manifest::ToolOutageProbe& probe : scenario.faults.tool_outage) {
-    const manifest::Actuator& a = probe.actuator;
-    if (a.kind != manifest::ActuatorKind::kProxy || own_sim) continue;
-    if (!a.listen_port) {
-      errors.push_back(probe.pos.ToString() + ": tool-outage probe '" + probe.name +
-                       "': a proxy actuator needs 'listen_port' and 'upstream' when the target "
-                       "is not the built-in sim (the application's tool URL must name the proxy)");
-    } else if (auto [it, added] = upstreams.emplace(*a.listen_port, a.upstream);
-               !added && it->second != a.upstream) {
-      errors.push_back(probe.pos.ToString() + ": tool-outage probe '" + probe.name +
-                       "': the proxy on port " + std::to_string(*a.listen_port) + " forwards to " +
-                       it->second + " for another probe, not " + a.upstream);
-    }
-  }
-  if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
-  if (settings_.replay) return Status::Ok();  // nothing is sent: no proxy, no application
-  if (settings_.shard.count > 1 && own_sim)
-    return Status::InvalidInput(
-        "a sharded run sends to one application from every shard: give --target-url (the "
-        "reference application runs on its own as `stagegate sim`), not a sim in each shard");
+}
 
+Status Runner::StartFaultProxies(const std::map<int64_t, std::string>& upstreams, Plan& plan) {
   // The first shard alone runs the fault controls, and so their proxies.
   for (const auto& [port, upstream] :
-       settings_.shard.index == 0 ? upstreams : decltype(upstreams)()) {
+       settings_.shard.index == 0 ? upstreams : std::map<int64_t, std::string>()) {
     const size_t colon = upstream.rfind(':');
     Result<std::unique_ptr<faults::FaultProxy>> proxy = faults::FaultProxy::Start(
         upstream.substr(0, colon), static_cast<uint16_t>(std::stoi(upstream.substr(colon + 1))),
@@ -195,33 +190,62 @@ Status Runner::Prepare(Plan& plan) {
                                         " (to " + upstream + ")");
     plan.proxies[port] = std::move(*proxy);
   }
+  return Status::Ok();
+}
 
-  if (own_sim) {
-    manifest::Diagnostics diagnostics;
-    std::optional<sim::SimProfile> profile =
-        sim::LoadSimProfile(scenario.target.sim_profile, diagnostics);
-    if (!profile) {
-      std::vector<std::string> problems;
-      for (const manifest::Diagnostic& d : diagnostics.Sorted())
-        problems.push_back(d.ToString());
-      return Status::InvalidInput(Join(problems, "\n"));
-    }
-    Result<std::unique_ptr<sim::SimServer>> server =
-        sim::SimServer::Start({.profile = *profile,
-                               .model = plan.endpoint.model,
-                               .corpus = bundle_.corpus ? &*bundle_.corpus : nullptr});
-    if (!server.ok()) return server.status().WithContext("starting the reference application");
-    plan.sim = std::move(*server);
-    plan.endpoint.base_url = plan.sim->base_url();
-    // The requests were built before the sim had a port: build them again against it.
-    for (PlanStage& stage : plan.stages) {
-      Result<StageRequests> requests =
-          StageRequests::Make(bundle_, stage.effective, plan.endpoint, &input_files_);
-      if (requests.ok()) stage.requests = std::move(*requests);
-    }
-  } else if (plan.endpoint.base_url.empty()) {
-    return Status::InvalidInput("the target has no base URL: give --target-url");
+Status Runner::StartOwnSim(Plan& plan) {
+  manifest::Diagnostics diagnostics;
+  std::optional<sim::SimProfile> profile =
+      sim::LoadSimProfile(bundle_.scenario.target.sim_profile, diagnostics);
+  if (!profile) {
+    std::vector<std::string> problems;
+    for (const manifest::Diagnostic& d : diagnostics.Sorted())
+      problems.push_back(d.ToString());
+    return Status::InvalidInput(Join(problems, "\n"));
   }
+  Result<std::unique_ptr<sim::SimServer>> server =
+      sim::SimServer::Start({.profile = *profile,
+                             .model = plan.endpoint.model,
+                             .corpus = bundle_.corpus ? &*bundle_.corpus : nullptr});
+  if (!server.ok()) return server.status().WithContext("starting the reference application");
+  plan.sim = std::move(*server);
+  plan.endpoint.base_url = plan.sim->base_url();
+  // The requests were built before the sim had a port: build them again against it.
+  for (PlanStage& stage : plan.stages) {
+    Result<StageRequests> requests =
+        StageRequests::Make(bundle_, stage.effective, plan.endpoint, &input_files_);
+    if (requests.ok()) stage.requests = std::move(*requests);
+  }
+  return Status::Ok();
+}
+
+Status Runner::Prepare(Plan& plan) {
+  const manifest::Scenario& scenario = bundle_.scenario;
+  std::vector<std::string> errors;
+  std::vector<manifest::EffectiveStage> stages = manifest::EffectiveStages(scenario);
+  ReadInputFiles(errors);
+  if (!settings_.only_stage.empty() &&
+      std::none_of(stages.begin(), stages.end(),
+                   [&](const auto& s) { return s.name == settings_.only_stage; }))
+    errors.push_back("--only-stage: the scenario has no stage '" + settings_.only_stage + "'");
+  plan.endpoint = {
+      .base_url = settings_.target_url.empty() ? scenario.target.base_url : settings_.target_url,
+      .model = settings_.model.empty() ? scenario.target.model : settings_.model,
+      .sim = scenario.target.kind == manifest::TargetKind::kSim};
+  if (plan.endpoint.model.empty()) plan.endpoint.model = scenario.manifest.model;
+  PlanStages(stages, plan, errors);
+  const bool own_sim = plan.endpoint.sim && settings_.target_url.empty();
+  const std::map<int64_t, std::string> upstreams = ProxyUpstreams(scenario, own_sim, errors);
+  if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
+  if (settings_.replay) return Status::Ok();  // nothing is sent: no proxy, no application
+  if (settings_.shard.count > 1 && own_sim)
+    return Status::InvalidInput(
+        "a sharded run sends to one application from every shard: give --target-url (the "
+        "reference application runs on its own as `stagegate sim`), not a sim in each shard");
+  SG_RETURN_IF_ERROR(StartFaultProxies(upstreams, plan));
+  if (own_sim) return StartOwnSim(plan);
+  if (plan.endpoint.base_url.empty())
+    return Status::InvalidInput("the target has no base URL: give --target-url");
   return Status::Ok();
 }
 

@@ -208,7 +208,20 @@ class Runner {
  private:
   struct Plan;
   struct PlanStage;
+  /// Plans the run into `plan` and starts what it sends to (the fault proxies, our sim). Fails
+  /// with every problem of the input at once (InvalidInput), or on the first that cannot start.
   Status Prepare(Plan& plan);
+  /// Reads the input's files, unless UseInputFiles gave them, and says what they hold; their
+  /// problems go to `errors`.
+  void ReadInputFiles(std::vector<std::string>& errors);
+  /// Plans each of `stages`: its requests, against plan.endpoint, and its steps (a sweep's first
+  /// level). Problems go to `errors`.
+  void PlanStages(const std::vector<manifest::EffectiveStage>& stages, Plan& plan,
+                  std::vector<std::string>& errors);
+  /// Starts the fault proxies of `upstreams` (listening port to upstream): the first shard's.
+  Status StartFaultProxies(const std::map<int64_t, std::string>& upstreams, Plan& plan);
+  /// Starts our sim as the target, and builds the stages' requests again against it.
+  Status StartOwnSim(Plan& plan);
   /// A run in shards, or with --start-at: time zero is the agreed wall-clock instant. Sets the
   /// origin and returns the report's "sharding" (the shard, the start and the clock anchors).
   nlohmann::json AgreeOnOrigin();
@@ -236,6 +249,8 @@ class Runner {
   /// The scenario's tool-outage probes, one request at a time through `requests`: before,
   /// inject, during, restore, after. The actuator restores whatever happens in between.
   Status RunToolOutageProbes(const StageRequests& requests, Plan& plan, RunReport& report);
+  /// One tool-outage probe under way (fault_probes.cc).
+  class OutageProbeRun;
   /// Stores a probe's verdict and evidence, and one row for each request in evidence["requests"]
   /// (each with its part, phase_id, sequence and passed).
   Status StoreFaultResult(const std::string& probe, const std::string& kind, int64_t phase_id,

@@ -39,6 +39,20 @@ json ToolsJson(const manifest::Corpus& corpus) {
   return tools;
 }
 
+// The shape of the input's sessions, when it has them.
+std::optional<load::SessionShape> SessionShapeOf(const manifest::InputSpec& input) {
+  const std::optional<manifest::SessionSpec>& sessions = input.sessions;
+  if (!sessions) return std::nullopt;
+  const auto spec =
+      [](const std::optional<manifest::TokenDistribution>& d) -> std::optional<load::TokenSpec> {
+    if (!d) return std::nullopt;
+    return load::TokenSpec{d->mean, d->std};
+  };
+  return load::SessionShape{.turns = spec(sessions->turns).value_or(load::TokenSpec{1, 0}),
+                            .think_ms = {sessions->think_ms.mean, sessions->think_ms.std},
+                            .follow_up_tokens = spec(sessions->follow_up_tokens)};
+}
+
 }  // namespace
 
 load::DatasetOptions InputDatasetOptions(const manifest::InputSpec& input) {
@@ -122,19 +136,15 @@ std::vector<const manifest::Task*> InterleaveByCategory(
   return order;
 }
 
-Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
-                                          const manifest::EffectiveStage& stage,
-                                          const Endpoint& endpoint, const InputFiles* files) {
+void StageRequests::UseOverlays(const manifest::Bundle& bundle,
+                                const manifest::EffectiveStage& stage, const Endpoint& endpoint,
+                                const std::string& base) {
   const manifest::Scenario& scenario = bundle.scenario;
-  StageRequests requests;
   const http::ApiKind api = scenario.target.endpoint == manifest::Endpoint::kChat
                                 ? http::ApiKind::kChat
                                 : http::ApiKind::kCompletions;
-  std::string base = stage.base_url.empty() ? endpoint.base_url : stage.base_url;
-  while (!base.empty() && base.back() == '/')
-    base.pop_back();
-  requests.url_ = base + (stage.path.empty() ? "/v1" + http::ApiPath(api) : stage.path);
-  requests.stream_ = scenario.target.stream;
+  url_ = base + (stage.path.empty() ? "/v1" + http::ApiPath(api) : stage.path);
+  stream_ = scenario.target.stream;
 
   json extra = scenario.input.extra_body;
   if (scenario.manifest.temperature) extra["temperature"] = *scenario.manifest.temperature;
@@ -142,14 +152,18 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
   if (stage.tools && bundle.corpus && !bundle.corpus->tools.empty())
     extra["tools"] = ToolsJson(*bundle.corpus);
   extra.merge_patch(stage.body);
-  requests.body_ = {.api = api,
-                    .model = endpoint.model,
-                    .stream = scenario.target.stream,
-                    .max_tokens = scenario.manifest.max_tokens,
-                    .extra = extra};
+  body_ = {.api = api,
+           .model = endpoint.model,
+           .stream = scenario.target.stream,
+           .max_tokens = scenario.manifest.max_tokens,
+           .extra = extra};
   for (const auto& [name, value] : stage.headers)
-    requests.headers_.push_back(name + ": " + value);
-  requests.default_headers_ = requests.headers_;
+    headers_.push_back(name + ": " + value);
+  default_headers_ = headers_;
+}
+
+Status StageRequests::UseSecrets(const manifest::Bundle& bundle, const std::string& base) {
+  const manifest::Scenario& scenario = bundle.scenario;
   auto redactor = std::make_shared<Redactor>();
   redactor->AddAll(UrlSecrets(base));
   if (!scenario.target.api_key_env.empty()) {
@@ -157,7 +171,7 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
     if (key == nullptr || *key == '\0')
       return Status::InvalidInput("the target's api_key_env names " + scenario.target.api_key_env +
                                   ", which is unset");
-    requests.default_headers_.push_back(std::string("Authorization: Bearer ") + key);
+    default_headers_.push_back(std::string("Authorization: Bearer ") + key);
     redactor->Add(key);
   }
   if (bundle.corpus)
@@ -165,20 +179,63 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
       if (const char* token =
               persona.token_env.empty() ? nullptr : std::getenv(persona.token_env.c_str()))
         redactor->Add(token);
-  requests.redactor_ = std::move(redactor);
+  redactor_ = std::move(redactor);
+  return Status::Ok();
+}
+
+Status StageRequests::UseCorpusTasks(const manifest::Corpus& corpus,
+                                     const manifest::EffectiveStage& stage,
+                                     const Endpoint& endpoint) {
+  std::vector<std::string> missing;
+  for (const manifest::Task* task : InterleaveByCategory(StageTasks(corpus, stage))) {
+    TaskRequest request{.task = task, .headers = default_headers_};
+    if (stage.persona_credentials) {
+      const manifest::Persona* persona = corpus.FindPersona(task->persona.name);
+      if (persona != nullptr) {
+        std::optional<std::string> token = PersonaToken(*persona, endpoint.sim);
+        if (token) {
+          // The persona's token takes the Authorization header in place of the API key.
+          request.headers = headers_;
+          request.headers.push_back("Authorization: Bearer " + *token);
+        } else if (std::find(missing.begin(), missing.end(), persona->token_env) == missing.end()) {
+          missing.push_back(persona->token_env);
+        }
+      }
+    }
+    request.body = BodyFor(task, "");
+    tasks_.push_back(std::move(request));
+    if (!task->follow_ups.empty() && body_.api != http::ApiKind::kChat)
+      return Status::InvalidInput("task '" + task->id +
+                                  "' has follow-ups, which carry a conversation: they need the "
+                                  "target's chat endpoint");
+    // A task with follow-ups makes the stage's load phases sessions, think time 0 unless the
+    // input says otherwise.
+    if (!task->follow_ups.empty() && !sessions_) sessions_ = load::SessionShape{};
+  }
+  if (!missing.empty())
+    return Status::InvalidInput(
+        "stage '" + stage.name +
+        "' sends persona credentials, but these variables are unset: " + Join(missing, ", "));
+  if (tasks_.empty())
+    return Status::InvalidInput(
+        "stage '" + stage.name + "' has no corpus task to send: none " +
+        "needs only its capabilities (set 'tasks: all' to send every task)");
+  return Status::Ok();
+}
+
+Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
+                                          const manifest::EffectiveStage& stage,
+                                          const Endpoint& endpoint, const InputFiles* files) {
+  const manifest::Scenario& scenario = bundle.scenario;
+  StageRequests requests;
+  std::string base = stage.base_url.empty() ? endpoint.base_url : stage.base_url;
+  while (!base.empty() && base.back() == '/')
+    base.pop_back();
+  requests.UseOverlays(bundle, stage, endpoint, base);
+  SG_RETURN_IF_ERROR(requests.UseSecrets(bundle, base));
   requests.tokenizer_ = files ? files->tokenizer.get() : nullptr;
   requests.seed_ = scenario.seed;
-  if (const std::optional<manifest::SessionSpec>& sessions = scenario.input.sessions) {
-    const auto spec =
-        [](const std::optional<manifest::TokenDistribution>& d) -> std::optional<load::TokenSpec> {
-      if (!d) return std::nullopt;
-      return load::TokenSpec{d->mean, d->std};
-    };
-    requests.sessions_ =
-        load::SessionShape{.turns = spec(sessions->turns).value_or(load::TokenSpec{1, 0}),
-                           .think_ms = {sessions->think_ms.mean, sessions->think_ms.std},
-                           .follow_up_tokens = spec(sessions->follow_up_tokens)};
-  }
+  requests.sessions_ = SessionShapeOf(scenario.input);
 
   if (scenario.input.source == manifest::InputSource::kTrace) {
     if (files == nullptr || files->trace.empty())
@@ -202,40 +259,7 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
   }
   if (!bundle.corpus)
     return Status::InvalidInput("the scenario's input is the corpus, but it names none");
-  std::vector<std::string> missing;
-  for (const manifest::Task* task : InterleaveByCategory(StageTasks(*bundle.corpus, stage))) {
-    TaskRequest request{.task = task, .headers = requests.default_headers_};
-    if (stage.persona_credentials) {
-      const manifest::Persona* persona = bundle.corpus->FindPersona(task->persona.name);
-      if (persona != nullptr) {
-        std::optional<std::string> token = PersonaToken(*persona, endpoint.sim);
-        if (token) {
-          // The persona's token takes the Authorization header in place of the API key.
-          request.headers = requests.headers_;
-          request.headers.push_back("Authorization: Bearer " + *token);
-        } else if (std::find(missing.begin(), missing.end(), persona->token_env) == missing.end()) {
-          missing.push_back(persona->token_env);
-        }
-      }
-    }
-    request.body = requests.BodyFor(task, "");
-    requests.tasks_.push_back(std::move(request));
-    if (!task->follow_ups.empty() && api != http::ApiKind::kChat)
-      return Status::InvalidInput("task '" + task->id +
-                                  "' has follow-ups, which carry a conversation: they need the "
-                                  "target's chat endpoint");
-    // A task with follow-ups makes the stage's load phases sessions, think time 0 unless the
-    // input says otherwise.
-    if (!task->follow_ups.empty() && !requests.sessions_) requests.sessions_ = load::SessionShape{};
-  }
-  if (!missing.empty())
-    return Status::InvalidInput(
-        "stage '" + stage.name +
-        "' sends persona credentials, but these variables are unset: " + Join(missing, ", "));
-  if (requests.tasks_.empty())
-    return Status::InvalidInput(
-        "stage '" + stage.name + "' has no corpus task to send: none " +
-        "needs only its capabilities (set 'tasks: all' to send every task)");
+  SG_RETURN_IF_ERROR(requests.UseCorpusTasks(*bundle.corpus, stage, endpoint));
   return requests;
 }
 

@@ -74,6 +74,19 @@ class StageRequests {
   int64_t TurnsOf(int64_t session) const;
 
  private:
+  /// Takes the stage's overlays on the target: the URL (on `base`, the stage's base URL), the
+  /// body's options and fields (the tools' definitions among them when it sends them), and the
+  /// stage's headers.
+  void UseOverlays(const manifest::Bundle& bundle, const manifest::EffectiveStage& stage,
+                   const Endpoint& endpoint, const std::string& base);
+  /// Adds the API key's header to the default headers, and makes the redactor of every secret a
+  /// request may carry. Fails (InvalidInput) when api_key_env is unset.
+  Status UseSecrets(const manifest::Bundle& bundle, const std::string& base);
+  /// Makes the request of each of the stage's tasks of `corpus`, in the stage's order. Fails
+  /// (InvalidInput) on a persona's unset token variable, a follow-up without the chat endpoint,
+  /// or no task at all.
+  Status UseCorpusTasks(const manifest::Corpus& corpus, const manifest::EffectiveStage& stage,
+                        const Endpoint& endpoint);
   std::string BodyFor(const manifest::Task* task, std::string_view prompt) const;
   /// The request of a synthetic prompt (or a trace entry's), asking for its output length.
   load::RequestSpec SyntheticSpec(const load::SyntheticInput& input) const;

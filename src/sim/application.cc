@@ -92,7 +92,64 @@ struct Application::Exchange {
   void AddTiming(const std::string& name, double ms) {
     server_timing += (server_timing.empty() ? "" : ", ") + name + ";dur=" + FormatNumber(ms, 3);
   }
+  // Reads the conversation from `body`: a chat's messages, or a completion's prompt. Returns why
+  // the request is bad, or "" when it is not.
+  std::string ReadConversation();
+  // Checks the body's other fields, and reads the tools it offers and its tool choice. Returns
+  // why the request is bad, or "" when it is not.
+  std::string ReadOptions();
 };
+
+std::string Application::Exchange::ReadConversation() {
+  if (chat) {
+    const json& messages = body.contains("messages") ? body["messages"] : json();
+    if (!messages.is_array() || messages.empty()) return "'messages' must be a non-empty array";
+    for (const json& message : messages) {
+      if (!message.is_object() || !message.contains("role") || !message["role"].is_string())
+        return "each message needs a string 'role'";
+      std::string text = message.contains("content") ? ContentText(message["content"]) : "";
+      last_role = message["role"].get<std::string>();
+      if (last_role == "user") question = text;
+      prompt_text += text + "\n";
+    }
+  } else {
+    const json& prompt = body.contains("prompt") ? body["prompt"] : json();
+    if (prompt.is_string()) {
+      question = prompt.get<std::string>();
+    } else if (prompt.is_array() && !prompt.empty() && prompt[0].is_string()) {
+      question = prompt[0].get<std::string>();
+    } else {
+      return "'prompt' must be a string";
+    }
+    prompt_text = question;
+  }
+  return "";
+}
+
+std::string Application::Exchange::ReadOptions() {
+  for (const char* key : {"max_tokens", "max_completion_tokens", "min_tokens"}) {
+    if (body.contains(key) && !body[key].is_null() &&
+        (!body[key].is_number_integer() || body[key].get<int64_t>() < 0))
+      return std::string("'") + key + "' must be a non-negative integer";
+  }
+  if (body.contains("stream") && !body["stream"].is_boolean())
+    return "'stream' must be true or false";
+  if (body.contains("tools")) {
+    if (!body["tools"].is_array()) return "'tools' must be an array";
+    for (const json& tool : body["tools"]) {
+      if (tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
+          tool["function"].contains("name") && tool["function"]["name"].is_string())
+        offered_tools.push_back(tool["function"]["name"].get<std::string>());
+      else
+        return "each tool needs function.name";
+    }
+  }
+  Result<ToolChoice> choice =
+      ParseToolChoice(body.contains("tool_choice") ? body["tool_choice"] : json(), offered_tools);
+  if (!choice.ok()) return choice.status().message();
+  tool_choice = *choice;
+  return "";
+}
 
 std::string PersonaToken(const manifest::Persona& persona) {
   const char* value = std::getenv(persona.token_env.c_str());
@@ -178,52 +235,10 @@ void Application::Completions(HttpRequest request, std::shared_ptr<HttpResponder
   x.body = json::parse(request.body, nullptr, false);
   if (x.body.is_discarded() || !x.body.is_object())
     return SendError(*responder, path, 400, "the request body is not a JSON object");
-  if (chat) {
-    const json& messages = x.body.contains("messages") ? x.body["messages"] : json();
-    if (!messages.is_array() || messages.empty())
-      return SendError(*responder, path, 400, "'messages' must be a non-empty array");
-    for (const json& message : messages) {
-      if (!message.is_object() || !message.contains("role") || !message["role"].is_string())
-        return SendError(*responder, path, 400, "each message needs a string 'role'");
-      std::string text = message.contains("content") ? ContentText(message["content"]) : "";
-      x.last_role = message["role"].get<std::string>();
-      if (x.last_role == "user") x.question = text;
-      x.prompt_text += text + "\n";
-    }
-  } else {
-    const json& prompt = x.body.contains("prompt") ? x.body["prompt"] : json();
-    if (prompt.is_string()) {
-      x.question = prompt.get<std::string>();
-    } else if (prompt.is_array() && !prompt.empty() && prompt[0].is_string()) {
-      x.question = prompt[0].get<std::string>();
-    } else {
-      return SendError(*responder, path, 400, "'prompt' must be a string");
-    }
-    x.prompt_text = x.question;
-  }
-  for (const char* key : {"max_tokens", "max_completion_tokens", "min_tokens"}) {
-    if (x.body.contains(key) && !x.body[key].is_null() &&
-        (!x.body[key].is_number_integer() || x.body[key].get<int64_t>() < 0))
-      return SendError(*responder, path, 400,
-                       std::string("'") + key + "' must be a non-negative integer");
-  }
-  if (x.body.contains("stream") && !x.body["stream"].is_boolean())
-    return SendError(*responder, path, 400, "'stream' must be true or false");
-  if (x.body.contains("tools")) {
-    if (!x.body["tools"].is_array())
-      return SendError(*responder, path, 400, "'tools' must be an array");
-    for (const json& tool : x.body["tools"]) {
-      if (tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
-          tool["function"].contains("name") && tool["function"]["name"].is_string())
-        x.offered_tools.push_back(tool["function"]["name"].get<std::string>());
-      else
-        return SendError(*responder, path, 400, "each tool needs function.name");
-    }
-  }
-  Result<ToolChoice> tool_choice = ParseToolChoice(
-      x.body.contains("tool_choice") ? x.body["tool_choice"] : json(), x.offered_tools);
-  if (!tool_choice.ok()) return SendError(*responder, path, 400, tool_choice.status().message());
-  x.tool_choice = *tool_choice;
+  if (const std::string bad = x.ReadConversation(); !bad.empty())
+    return SendError(*responder, path, 400, bad);
+  if (const std::string bad = x.ReadOptions(); !bad.empty())
+    return SendError(*responder, path, 400, bad);
   x.seed = x.body.contains("seed") && x.body["seed"].is_number_integer()
                ? x.body["seed"].get<uint64_t>()
                : Fnv1a(x.question);
@@ -231,6 +246,12 @@ void Application::Completions(HttpRequest request, std::shared_ptr<HttpResponder
   x.responder = std::move(responder);
 
   if (!x.identity) return AfterIdentity(exchange);
+  Identify(exchange);
+}
+
+void Application::Identify(std::shared_ptr<Exchange> exchange) {
+  Exchange& x = *exchange;
+  const std::string& path = x.request.path;
   const std::string& authorization = x.request.Header("authorization");
   if (!authorization.starts_with("Bearer ") || authorization.size() <= 7)
     return SendError(*x.responder, path, 401, "identity is on: send a persona's bearer token");

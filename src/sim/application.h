@@ -38,6 +38,9 @@ class Application {
  private:
   struct Exchange;
   void Completions(HttpRequest request, std::shared_ptr<HttpResponder> responder, bool chat);
+  /// Identity: the persona of the request's bearer token, after the identity service's delay;
+  /// a 401 for a request without a persona's token.
+  void Identify(std::shared_ptr<Exchange> exchange);
   void AfterIdentity(std::shared_ptr<Exchange> exchange);
   void AfterRetrieval(std::shared_ptr<Exchange> exchange);
   void Answer(std::shared_ptr<Exchange> exchange);
