@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "manifest/capability.h"
@@ -25,21 +26,40 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class CheckKind { kContains, kNotContains, kRegex, kToolCalled, kRefusal, kJsonKeys };
+enum class CheckKind {
+  kContains,
+  kNotContains,
+  kRegex,
+  kToolCalled,
+  kRefusal,
+  kJsonKeys,
+  kToolCall,
+  kNoToolCall
+};
 
 inline constexpr EnumName<CheckKind> kCheckKindNames[] = {
-    {CheckKind::kContains, "contains"}, {CheckKind::kNotContains, "not_contains"},
-    {CheckKind::kRegex, "regex"},       {CheckKind::kToolCalled, "tool_called"},
-    {CheckKind::kRefusal, "refusal"},   {CheckKind::kJsonKeys, "json_keys"},
+    {CheckKind::kContains, "contains"},  {CheckKind::kNotContains, "not_contains"},
+    {CheckKind::kRegex, "regex"},        {CheckKind::kToolCalled, "tool_called"},
+    {CheckKind::kRefusal, "refusal"},    {CheckKind::kJsonKeys, "json_keys"},
+    {CheckKind::kToolCall, "tool_call"}, {CheckKind::kNoToolCall, "no_tool_call"},
 };
+
+/// The prefix of an expected tool-call argument string that makes the rest a pattern.
+inline constexpr std::string_view kArgumentPatternPrefix = "regex:";
 
 /// An automated check on an answer; reported apart from reviewers' scores.
 struct Check {
   CheckKind kind = CheckKind::kContains;
   SourcePos pos;
-  std::string text;               // contains, not_contains, regex, tool_called
+  std::string text;               // contains, not_contains, regex, tool_called; tool_call's tool
   bool expect_refusal = true;     // refusal
   std::vector<std::string> keys;  // json_keys
+  /// tool_call: the arguments the call must have (an object; other arguments may be present).
+  /// A string value "regex:PATTERN" is a pattern the argument must match.
+  nlohmann::json arguments = nlohmann::json::object();
+  /// tool_call: the tool's `parameters` JSON Schema from tools.yaml, set when the corpus is read
+  /// (null when the tool is not defined), so that an argument's type can be judged by it.
+  nlohmann::json parameters;
 };
 
 struct Task {

@@ -10,6 +10,7 @@
 #include "manifest/corpus.h"
 #include "manifest/fault_loader.h"
 #include "manifest/patterns.h"
+#include "manifest/tool_schema.h"
 
 namespace stagegate::manifest {
 
@@ -135,6 +136,55 @@ void ReadTools(const std::string& dir, Diagnostics& diagnostics, Corpus& corpus)
   }
 }
 
+// Each "regex:" string inside an expected argument value must compile; every one that does not is
+// reported at its node.
+bool CheckArgumentPatterns(const YamlFile& file, const YAML::Node& node, const std::string& name) {
+  bool ok = true;
+  if (node.IsMap() || node.IsSequence()) {
+    for (auto item : node) {
+      const YAML::Node value = node.IsMap() ? item.second : YAML::Node(item);
+      const std::string inner = node.IsMap() ? name + "." + item.first.Scalar() : name + "[]";
+      ok = CheckArgumentPatterns(file, value, inner) && ok;
+    }
+    return ok;
+  }
+  if (!node.IsScalar() || !node.Scalar().starts_with(kArgumentPatternPrefix)) return true;
+  Result<Pattern> compiled = Pattern::Compile(node.Scalar().substr(kArgumentPatternPrefix.size()));
+  if (compiled.ok()) return true;
+  file.Error(node, "argument '" + name +
+                       "' is not a valid pattern after 'regex:': " + compiled.status().message());
+  return false;
+}
+
+// tool_call: {name: TOOL, arguments: {KEY: VALUE, ...}}; arguments may be left out.
+std::optional<Check> ReadToolCallCheck(const YamlFile& file, const YAML::Node& node, Check check) {
+  MapReader map(file, node, "'tool_call'");
+  if (!map.valid()) return std::nullopt;
+  std::optional<std::string> name = map.String("name", Need::kRequired);
+  YAML::Node arguments = map.Get("arguments");
+  map.Finish();
+  bool ok = name.has_value() && !name->empty();
+  if (name && name->empty()) file.Error(node["name"], "'name' must not be empty");
+  if (arguments.IsDefined()) {
+    if (!arguments.IsMap()) {
+      file.Error(arguments,
+                 "'arguments' must be a mapping of argument names to the values "
+                 "expected, got " +
+                     Describe(arguments));
+      ok = false;
+    } else {
+      // ReadJson bounds the size (aliases expanded) before the patterns are walked.
+      check.arguments = ReadJson(file, arguments);
+      ok = check.arguments.is_object() && ok;
+      for (auto item : check.arguments.is_object() ? arguments : YAML::Node())
+        ok = CheckArgumentPatterns(file, item.second, item.first.Scalar()) && ok;
+    }
+  }
+  if (!ok) return std::nullopt;
+  check.text = *name;
+  return check;
+}
+
 std::optional<Check> ReadCheck(const YamlFile& file, const YAML::Node& node) {
   std::vector<std::string> kinds;
   for (const EnumName<CheckKind>& entry : kCheckKindNames)
@@ -176,6 +226,19 @@ std::optional<Check> ReadCheck(const YamlFile& file, const YAML::Node& node) {
       auto keys = ReadStringList(file, entry.second, name);
       if (!keys) return std::nullopt;
       check.keys = *keys;
+      break;
+    }
+    case CheckKind::kToolCall:
+      return ReadToolCallCheck(file, entry.second, check);
+    case CheckKind::kNoToolCall: {
+      auto flag = ReadBool(file, entry.second, name);
+      if (!flag) return std::nullopt;
+      if (!*flag) {
+        file.Error(entry.second,
+                   "'no_tool_call' can only be true (leave it out when a tool may "
+                   "be called)");
+        return std::nullopt;
+      }
       break;
     }
   }
@@ -337,6 +400,38 @@ void ReadDocuments(const std::string& dir, Diagnostics& diagnostics, Corpus& cor
     ReadDocument(path, diagnostics, corpus);
 }
 
+// A tool_call check's arguments against its tool's schema: each one a parameter of the tool, and
+// each value of the parameter's type ("regex:" values are strings).
+void CheckToolCallArguments(const YamlFile& file, const Task& task, const Check& check,
+                            const ToolDefinition& tool) {
+  std::vector<std::string> names;
+  if (tool.parameters.is_object() && tool.parameters.contains("properties") &&
+      tool.parameters["properties"].is_object())
+    for (const auto& [name, schema] : tool.parameters["properties"].items())
+      names.push_back(name);
+  for (const auto& [name, value] : check.arguments.items()) {
+    const std::string where = "task '" + task.id + "': tool_call " + tool.name + ": ";
+    if (UnknownArgument(tool.parameters, name)) {
+      file.Error(check.pos,
+                 where + "the tool has no argument '" + name + "'" + DidYouMean(name, names));
+      continue;
+    }
+    const nlohmann::json type = ArgumentSchemaType(tool.parameters, name);
+    if (!OfSchemaType(value, type))
+      file.Error(check.pos, where + "argument '" + name + "' must be " + SchemaTypeText(type) +
+                                " by the tool's schema, got " + JsonTypeName(value));
+  }
+}
+
+// Gives each tool_call check its tool's parameter schema, for judging argument types.
+void AttachToolSchemas(Corpus& corpus) {
+  for (Task& task : corpus.tasks)
+    for (Check& check : task.checks)
+      if (check.kind == CheckKind::kToolCall)
+        for (const ToolDefinition& tool : corpus.tools)
+          if (tool.name == check.text) check.parameters = tool.parameters;
+}
+
 // Checks that span files: unique ids, defined personas and tools, unique canaries.
 void CheckCorpus(Diagnostics& diagnostics, const Corpus& corpus) {
   YamlFile any("", diagnostics);
@@ -352,10 +447,13 @@ void CheckCorpus(Diagnostics& diagnostics, const Corpus& corpus) {
                                       "' is not defined in personas.yaml" +
                                       DidYouMean(task.persona.name, personas));
     for (const Check& check : task.checks) {
-      if (check.kind == CheckKind::kToolCalled &&
+      if ((check.kind == CheckKind::kToolCalled || check.kind == CheckKind::kToolCall) &&
           std::find(tools.begin(), tools.end(), check.text) == tools.end())
         any.Error(check.pos, "task '" + task.id + "': tool '" + check.text +
                                  "' is not defined in tools.yaml" + DidYouMean(check.text, tools));
+      for (const ToolDefinition& tool : corpus.tools)
+        if (check.kind == CheckKind::kToolCall && tool.name == check.text)
+          CheckToolCallArguments(any, task, check, tool);
     }
   }
   for (const Document& document : corpus.documents) {
@@ -409,6 +507,7 @@ Corpus ReadCorpus(const std::string& dir, Diagnostics& diagnostics) {
   ReadTasks(dir, diagnostics, corpus);
   ReadDocuments(dir, diagnostics, corpus);
   CheckCorpus(diagnostics, corpus);
+  AttachToolSchemas(corpus);
   return corpus;
 }
 

@@ -244,6 +244,7 @@ json CanonicalCorpus(const Corpus& corpus) {
         check["keys"] = c.keys;
       else
         check["text"] = c.text;
+      if (c.kind == CheckKind::kToolCall) check["arguments"] = c.arguments;
       checks.push_back(check);
     }
     json task = {{"id", t.id},

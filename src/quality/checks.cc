@@ -7,6 +7,7 @@
 
 #include "base/pattern.h"
 #include "base/strings.h"
+#include "quality/tool_call_check.h"
 
 namespace stagegate::quality {
 namespace {
@@ -84,6 +85,17 @@ std::vector<CheckResult> RunChecks(const manifest::Task& task, const load::Reque
           r.detail = "the answer is not a JSON object";
         else if (!missing.empty())
           r.detail = "the answer's JSON lacks " + Join(missing, ", ");
+        break;
+      }
+      case manifest::CheckKind::kToolCall:
+      case manifest::CheckKind::kNoToolCall: {
+        const bool call = check.kind == manifest::CheckKind::kToolCall;
+        if (!call) r.target = "no tool call";
+        ToolCallVerdict verdict = call ? JudgeToolCall(check, answer.tool_calls_json)
+                                       : JudgeNoToolCall(answer.tool_calls_json);
+        r.passed = verdict.passed();
+        r.detail = std::move(verdict.detail);
+        r.failure_class = std::string(Name(verdict.failure));
         break;
       }
     }

@@ -106,16 +106,50 @@ Result<std::vector<SampledAnswer>> ReadAnswers(store::Store& store, const std::s
   return answers;
 }
 
+// Counts a tool_call or no_tool_call result into its stage's share for the answer's condition.
+void CountToolCall(const SampledAnswer& a, const CheckResult& r,
+                   std::map<std::string, ToolCallCorrectness>& by_stage) {
+  if (r.kind != "tool_call" && r.kind != "no_tool_call") return;
+  ToolCallCorrectness& stage = by_stage[a.stage];
+  stage.stage = a.stage;
+  ToolCallShare& share = a.condition == "under_load" ? stage.under_load : stage.at_rest;
+  ++share.run;
+  if (r.passed)
+    ++share.passed;
+  else
+    ++share.failures[r.failure_class];
+}
+
+// The stages' tool-call shares with their intervals, in the scenario's stage order (a stage the
+// scenario no longer has comes after, by name).
+std::vector<ToolCallCorrectness> OrderToolCalls(std::map<std::string, ToolCallCorrectness> by_stage,
+                                                const manifest::Scenario& scenario) {
+  std::vector<ToolCallCorrectness> ordered;
+  for (const manifest::Stage& stage : scenario.stages)
+    if (auto found = by_stage.find(stage.name); found != by_stage.end()) {
+      ordered.push_back(std::move(found->second));
+      by_stage.erase(found);
+    }
+  for (auto& [name, rest] : by_stage)
+    ordered.push_back(std::move(rest));
+  for (ToolCallCorrectness& t : ordered)
+    for (ToolCallShare* share : {&t.at_rest, &t.under_load})
+      share->ci = stats::WilsonInterval(share->passed, share->run);
+  return ordered;
+}
+
 // The corpus's automated checks of the answers, apart from the scores.
 AutomatedChecks RunAutomatedChecks(const std::vector<SampledAnswer>& answers,
                                    const manifest::Bundle& bundle) {
   AutomatedChecks automated;
+  std::map<std::string, ToolCallCorrectness> tool_calls;
   for (const SampledAnswer& a : answers) {
     const manifest::Task* task = bundle.corpus->FindTask(a.task_id);
     if (!task || task->checks.empty()) continue;
     ++automated.answers;
     for (const CheckResult& r :
          RunChecks(*task, a.record, bundle.scenario.triage.refusal_patterns)) {
+      CountToolCall(a, r, tool_calls);
       ++automated.checks;
       auto& [passed, ran] = automated.by_kind[r.kind];
       ++ran;
@@ -128,6 +162,7 @@ AutomatedChecks RunAutomatedChecks(const std::vector<SampledAnswer>& answers,
       }
     }
   }
+  automated.tool_calls = OrderToolCalls(std::move(tool_calls), bundle.scenario);
   return automated;
 }
 
@@ -490,6 +525,41 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   return s;
 }
 
+namespace {
+
+json ToolCallShareJson(const ToolCallShare& share) {
+  return {{"passed", share.passed},
+          {"run", share.run},
+          {"share", share.run ? json(static_cast<double>(share.passed) / share.run) : json()},
+          {"share_ci95", share.ci ? json::array({share.ci->low, share.ci->high}) : json()},
+          {"failures", share.failures}};
+}
+
+json ToolCallsJson(const std::vector<ToolCallCorrectness>& tool_calls) {
+  json out = json::array();
+  for (const ToolCallCorrectness& t : tool_calls)
+    out.push_back({{"stage", t.stage},
+                   {"at_rest", ToolCallShareJson(t.at_rest)},
+                   {"under_load", ToolCallShareJson(t.under_load)}});
+  return out;
+}
+
+// "at rest 9 of 10 (0.9, 95% Wilson interval 0.6 to 0.98; failed: argument_value 1)".
+std::string ToolCallShareText(const std::string& condition, const ToolCallShare& share) {
+  if (share.run == 0) return condition + " none run";
+  std::string text =
+      condition + " " + std::to_string(share.passed) + " of " + std::to_string(share.run) + " (" +
+      Number(static_cast<double>(share.passed) / share.run) + ", 95% Wilson interval " +
+      Number(share.ci->low) + " to " + Number(share.ci->high);
+  std::vector<std::string> failures;
+  for (const auto& [failure, count] : share.failures)
+    failures.push_back(failure + " " + std::to_string(count));
+  if (!failures.empty()) text += "; failed: " + Join(failures, ", ");
+  return text + ")";
+}
+
+}  // namespace
+
 json QualityToJson(const QualitySummary& s) {
   const auto interval = [](const std::optional<stats::Interval>& i) {
     return i ? json::array({i->low, i->high}) : json(nullptr);
@@ -562,7 +632,8 @@ json QualityToJson(const QualitySummary& s) {
             {"checks", s.automated.checks},
             {"passed", s.automated.passed},
             {"by_kind", by_kind},
-            {"failures", s.automated.failures}}},
+            {"failures", s.automated.failures},
+            {"tool_calls", ToolCallsJson(s.automated.tool_calls)}}},
           {"llm_judges", judges},
           {"notes", s.notes}};
 }
@@ -614,6 +685,10 @@ std::vector<std::string> QualityLines(const QualitySummary& s) {
         "automated checks (not reviewer scores): " + std::to_string(s.automated.passed) + " of " +
         std::to_string(s.automated.checks) + " passed on " + std::to_string(s.automated.answers) +
         " answers");
+  for (const ToolCallCorrectness& t : s.automated.tool_calls)
+    lines.push_back("  tool calls judged exactly, stage " + t.stage + ": " +
+                    ToolCallShareText("at rest", t.at_rest) + "; " +
+                    ToolCallShareText("under load", t.under_load));
   for (const GroupScores& g : s.judges)
     if (g.answers)
       lines.push_back("LLM judge " + g.name.substr(g.name.find(':') + 1) +

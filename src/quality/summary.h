@@ -59,10 +59,25 @@ struct ReviewerEffort {
   std::optional<double> median_s;
 };
 
+/// The tool_call and no_tool_call checks of one condition (at rest or under load) of a stage.
+struct ToolCallShare {
+  int64_t passed = 0, run = 0;
+  std::optional<stats::Interval> ci;        // Wilson, 95%, of passed / run; none when run is 0
+  std::map<std::string, int64_t> failures;  // failure class -> checks failed
+};
+
+/// Tool-call correctness of one stage, at rest and under load.
+struct ToolCallCorrectness {
+  std::string stage;
+  ToolCallShare at_rest, under_load;
+};
+
 struct AutomatedChecks {
   int64_t answers = 0, checks = 0, passed = 0;
   std::map<std::string, std::pair<int64_t, int64_t>> by_kind;  // kind -> (passed, run)
   std::vector<std::string> failures;  // "answer 12 (hr-leave-carry-over): the answer does not ..."
+  /// Each stage with a tool_call or no_tool_call check run, in the scenario's stage order.
+  std::vector<ToolCallCorrectness> tool_calls;
 };
 
 /// pass: the scores meet every threshold; fail: one is missed on enough scored answers, or a

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "manifest/corpus.h"
+#include "quality/tool_call_check.h"
 #include "sim/demo_corpus.h"
 #include "test_util.h"
 
@@ -41,20 +42,37 @@ manifest::Corpus LoadServiceDesk() {
   return *corpus;
 }
 
-TEST_CASE("every corpus task that checks for a tool gets that tool", "[sim]") {
+TEST_CASE("every corpus task that checks for a tool call gets it, with the arguments expected",
+          "[sim]") {
   const manifest::Corpus corpus = LoadServiceDesk();
-  int checked = 0;
+  int checked = 0, with_arguments = 0, none = 0;
   for (const manifest::Task& task : corpus.tasks) {
     for (const manifest::Check& check : task.checks) {
-      if (check.kind != manifest::CheckKind::kToolCalled) continue;
       INFO(task.id << ": " << Question(task));
       std::optional<ToolCall> call = ChooseTool(Question(task), kAllTools);
+      if (check.kind == manifest::CheckKind::kNoToolCall) {
+        CHECK_FALSE(call.has_value());
+        ++none;
+      }
+      if (check.kind != manifest::CheckKind::kToolCalled &&
+          check.kind != manifest::CheckKind::kToolCall)
+        continue;
       REQUIRE(call.has_value());
       CHECK(call->name == check.text);
       ++checked;
+      if (check.kind != manifest::CheckKind::kToolCall) continue;
+      // The call as the record keeps it: its arguments a JSON text, as the wire sends them.
+      const json calls = json::array(
+          {{{"index", 0}, {"name", call->name}, {"arguments", call->arguments.dump()}}});
+      const quality::ToolCallVerdict verdict = quality::JudgeToolCall(check, calls.dump());
+      INFO(verdict.detail);
+      CHECK(verdict.passed());
+      if (!check.arguments.empty()) ++with_arguments;
     }
   }
   CHECK(checked == 21);  // 13 in actions.yaml, 8 in account.yaml
+  CHECK(with_arguments == 14);
+  CHECK(none == 1);
 }
 
 TEST_CASE("corpus tasks that need no tools get no tool call", "[sim]") {
