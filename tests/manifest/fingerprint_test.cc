@@ -158,6 +158,20 @@ TEST_CASE("a change in the corpus or rubric changes the fingerprint", "[manifest
   CHECK((after.rubric_sha != before.rubric_sha) == !corpus_file);
 }
 
+TEST_CASE("a tool call's expected arguments are part of the fingerprint",
+          "[manifest][fingerprint][tool_call]") {
+  Workspace workspace;
+  const char* tasks = "corpora/mini/tasks/tasks.yaml";
+  workspace.Edit(tasks, "tool_called: open_ticket",
+                 "tool_call: {name: open_ticket, arguments: {summary: \"regex:VPN\"}}");
+  const Fingerprint vpn = FingerprintOf(workspace.scenario);
+  workspace.Edit(tasks, "regex:VPN", "regex:printer");
+  const Fingerprint printer = FingerprintOf(workspace.scenario);
+  CHECK(printer.value != vpn.value);
+  CHECK(printer.corpus_sha != vpn.corpus_sha);
+  CHECK(printer.rubric_sha == vpn.rubric_sha);
+}
+
 TEST_CASE("reformatting a corpus file keeps the fingerprint", "[manifest][fingerprint]") {
   Workspace workspace;
   std::string before = FingerprintOf(workspace.scenario).value;
