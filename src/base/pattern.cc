@@ -1,5 +1,8 @@
 #include "base/pattern.h"
 
+#include <map>
+#include <mutex>
+
 #include <re2/re2.h>
 
 namespace stagegate {
@@ -17,6 +20,20 @@ Result<Pattern> Pattern::Compile(std::string_view text) {
   Pattern pattern;
   pattern.text_ = std::string(text);
   pattern.re_ = std::move(re);
+  return pattern;
+}
+
+Result<Pattern> Pattern::Shared(std::string_view text) {
+  static std::mutex mutex;
+  static std::map<std::string, Pattern, std::less<>> compiled;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = compiled.find(text); it != compiled.end()) return it->second;
+  }
+  Result<Pattern> pattern = Compile(text);
+  if (!pattern.ok()) return pattern;
+  std::lock_guard lock(mutex);
+  if (compiled.size() < kMaxShared) compiled.emplace(std::string(text), *pattern);
   return pattern;
 }
 

@@ -26,6 +26,11 @@ class Pattern {
 
   /// InvalidInput, with RE2's reason, when `text` is too long or not a pattern RE2 can run.
   static Result<Pattern> Compile(std::string_view text);
+  /// As Compile, for a pattern matched on many texts (a check on every answer): a text compiled
+  /// by Shared before is not compiled again. The first kMaxShared texts are kept for the life of
+  /// the process; beyond them, and for a text that does not compile, it is Compile. Thread-safe.
+  static Result<Pattern> Shared(std::string_view text);
+  static constexpr size_t kMaxShared = 256;
 
   const std::string& text() const { return text_; }
   bool Matches(std::string_view subject) const;

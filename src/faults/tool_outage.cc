@@ -12,7 +12,7 @@ constexpr size_t kExcerptBytes = 300;
 // What of `text` matches `pattern` ("" for nothing, or no pattern).
 std::string MatchOf(const std::string& pattern, const std::string& text) {
   if (pattern.empty()) return "";
-  Result<Pattern> compiled = Pattern::Compile(pattern);  // the loader checked it
+  Result<Pattern> compiled = Pattern::Shared(pattern);  // the loader checked it
   if (!compiled.ok()) return "";
   std::optional<std::string> match = compiled->FirstMatch(text);
   if (!match) return "";

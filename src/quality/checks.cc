@@ -15,7 +15,7 @@ namespace {
 // The loader checked every pattern; one that does not compile (a store from an older version)
 // matches nothing.
 bool Matches(const std::string& pattern, const std::string& text) {
-  Result<Pattern> compiled = Pattern::Compile(pattern);
+  Result<Pattern> compiled = Pattern::Shared(pattern);
   return compiled.ok() && compiled->Matches(text);
 }
 

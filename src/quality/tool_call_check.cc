@@ -106,7 +106,7 @@ bool ValueMatches(const json& expected, const json& actual) {
   if (IsPattern(expected)) {
     if (!actual.is_string()) return false;
     // The loader checked every pattern; one that does not compile matches nothing.
-    Result<Pattern> pattern = Pattern::Compile(PatternOf(expected));
+    Result<Pattern> pattern = Pattern::Shared(PatternOf(expected));
     return pattern.ok() && pattern->Matches(actual.get<std::string>());
   }
   if (expected.is_object()) {
