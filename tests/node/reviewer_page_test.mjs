@@ -345,6 +345,33 @@ const keptOf = (page) => page.evaluate(() => {
   }
 });
 
+// Waits, up to 15 s, until storage as another tab of the same origin reads it holds `complete`
+// fully scored items of the packet. A tab's saves reach the browser's storage asynchronously, so a
+// reload before they arrived could start from what was kept earlier and write over the rest; the
+// probe is a blank page of its own, so the packet's tab sees no other tab.
+async function waitUntilKept(browser, packet, complete, criteria) {
+  const probePath = path.join(downloadDir, 'storage-probe.html');
+  fs.writeFileSync(probePath, '<!doctype html><title>probe</title>');
+  const probe = await browser.newPage();
+  await probe.goto(pathToFileURL(probePath).href, {waitUntil: 'load'});
+  let failure = '';
+  await probe.waitForFunction((exportId, reviewer, count, want) => {
+    const key = Object.keys(localStorage).find((k) => k.includes(exportId) && k.includes(reviewer));
+    try {
+      return JSON.parse(localStorage.getItem(key)).items.filter((e) => e.scores.length === count).length >= want;
+    } catch (e) {
+      return false;
+    }
+  }, {timeout: 15000, polling: 50}, packet.export_id, packet.reviewer, criteria.length, complete)
+      .catch(async () => {
+        failure = `before reload: after 15 s storage, as another tab reads it, does not hold ` +
+                  `${complete} scored items; it keeps ${await keptOf(probe)}`;
+      });
+  await probe.close();
+  fs.unlinkSync(probePath);
+  check(!failure, failure);
+}
+
 // The same packet in two tabs, scoring in turn: each tab shows the other's scores as they are
 // given, and what is kept at the end has both (the last save used to win).
 async function checkTwoTabs(browser, criteria) {
@@ -574,6 +601,7 @@ async function run(browser) {
   const label = await page.$eval('#download', (n) => n.textContent);
   check(label === `Download scores (${toScore} of ${total} complete)`, `download button: "${label}"`);
 
+  await waitUntilKept(browser, packet, toScore, criteria);
   await page.reload({waitUntil: 'load'});
   checkIncidents('reloading');
   const reopened = toScore < total ? toScore + 1 : 1;
