@@ -673,6 +673,45 @@ TEST_CASE("an LLM judge's scores are stored apart and never count as reviewers'"
   CHECK(Count(dir, "SELECT COUNT(*) FROM exports WHERE scorer = 'judge:judge-x'") == 1);
 }
 
+TEST_CASE("a packet exported after a judge scored holds none of the judge's levels",
+          "[cli][review][judge][judge_calibration][shared-runs]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  testing::FixedResponseServer judge(Completion(
+      "{\"correctness\": 4, \"groundedness\": 5, \"helpfulness\": 3, \"permission_safety\": 1}"));
+  Ran judged = testing::RunStagegate(
+      dir, {"judge", run, "--url", judge.base() + "/v1", "--model", "judge-x"});
+  INFO(judged.out << judged.err);
+  REQUIRE(judged.exit_code == 0);
+  REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "1"}).exit_code == 0);
+  for (const std::string reviewer : {"r1", "r2"}) {
+    const std::string base = dir / ("packets/reviewer-" + reviewer);
+    const std::vector<json> lines = JsonLines(base + ".jsonl");
+    REQUIRE(lines.size() > 1);
+    for (size_t i = 1; i < lines.size(); ++i) {
+      INFO(lines[i].dump());
+      for (const auto& [criterion, value] : lines[i]["scores"].items())
+        CHECK(value.is_null());
+      CHECK(lines[i]["seconds"].is_null());
+    }
+    // Every CSV item ends with its four levels and its time left blank.
+    const std::vector<std::string> rows = Lines(testing::ReadText(base + ".csv"));
+    for (size_t i = 1; i < rows.size(); ++i)
+      CHECK(rows[i].substr(rows[i].size() - 5) == ",,,,,");
+    for (const std::string extension : {".jsonl", ".csv", ".html"}) {
+      const std::string text = testing::ReadText(base + extension);
+      INFO(base + extension);
+      CHECK(text.find("judge-x") == std::string::npos);
+      CHECK(text.find("judge:") == std::string::npos);
+    }
+  }
+  // The judge is measured against the reviewers once they score: nothing overlaps yet.
+  const json q = json::parse(testing::RunStagegate(dir, {"quality", run, "--json"}).out);
+  REQUIRE(q["judge_calibration"].size() == 1);
+  CHECK(q["judge_calibration"][0]["model"] == "judge-x");
+  CHECK(q["judge_calibration"][0]["overlap"] == 0);
+}
+
 TEST_CASE("a judge reply that is not scores leaves the answer unscored and says why",
           "[cli][review][judge][shared-runs]") {
   testing::TempDir dir;
