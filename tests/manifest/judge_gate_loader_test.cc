@@ -1,9 +1,11 @@
 // quality.judge in a scenario: read into the scenario and its canonical form, and every bad value
 // named at its file:line:col.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "manifest/bundle.h"
+#include "manifest/describe.h"
 #include "manifest/fingerprint.h"
 #include "store/findings.h"
 #include "test_util.h"
@@ -52,6 +54,14 @@ TEST_CASE("quality.judge is read, and reaches the stored scenario", "[judge_cali
   CHECK(stored.quality.judge->model == "judge-x");
   CHECK(stored.quality.judge->min_kappa == 0.75);
   CHECK(stored.quality.judge->min_overlap == 40);
+  // validate says what the key allows.
+  const std::vector<std::string> described = DescribeScenario(*bundle, ComputeFingerprint(*bundle));
+  CHECK(std::any_of(described.begin(), described.end(), [](const std::string& line) {
+    return line.rfind("condition 2  ", 0) == 0 &&
+           line.ends_with(
+               "; judge judge-x may score what reviewers did not once its kappa's lower "
+               "bound >= 0.75 on >= 40 answers both scored");
+  }));
 
   // The defaults, and a scenario without the key keeps its canonical form (and fingerprint).
   WriteText(dir / "scenario.yaml", Scenario("  judge: {model: judge-x}\n"));

@@ -27,12 +27,13 @@ const char* kRubric =
 
 // Twelve answers at rest. Reviewers r1 and r2 both score answers 1-8 (levels 1, 2, 3, 4, 5, 1,
 // 2, 3, the same from both); the judge "m" scores all twelve: the reviewers' level on 1-8, and
-// 5, 5, 5, 1 on 9-12, which no reviewer scored.
+// 5, 5, 5, 1 on 9-12, which no reviewer scored. With `answer_9_reviewed_by` at 1 or 2, answer 9
+// is also given to r1 and r2, and that many of them (r1 first) score it 1.
 struct JudgedRun {
   std::unique_ptr<store::Store> store = Ok(store::Store::OpenInMemory());
   store::RunInfo run;
 
-  explicit JudgedRun(const std::string& quality_json) {
+  explicit JudgedRun(const std::string& quality_json, int answer_9_reviewed_by = 0) {
     run = {.id = "run-j",
            .scenario_name = "judged",
            .scenario_file = "judged.yaml",
@@ -71,6 +72,16 @@ struct JudgedRun {
                           .value = levels[static_cast<size_t>(request - 1)],
                           .imported_unix_ms = 2});
       }
+    for (int n = 0; answer_9_reviewed_by > 0 && n < 2; ++n) {
+      const std::string reviewer = n == 0 ? "r1" : "r2", item = "i-" + reviewer + "-9";
+      items.push_back({.item_id = item, .request_id = 9, .reviewer = reviewer});
+      if (n < answer_9_reviewed_by)
+        scores.push_back({.item_id = item,
+                          .reviewer = reviewer,
+                          .criterion = "correctness",
+                          .value = 1,
+                          .imported_unix_ms = 2});
+    }
     RequireOk(store->AddExport({.export_id = "x-1",
                                 .run_id = run.id,
                                 .created_unix_ms = 1000,
@@ -146,6 +157,32 @@ TEST_CASE("a calibrated judge's scores count for the answers reviewers did not s
   CHECK(j["answers"]["judge"] == "m");
   CHECK(j["groups"][0]["by_judge"] == 4);
   CHECK(j["judge_calibration"][0]["gate"]["calibrated"] == true);
+}
+
+TEST_CASE("an answer waiting for one of its reviewers is the calibrated judge's until both scored",
+          "[judge_calibration]") {
+  // min_kappa -1: the gate holds whatever answer 9 does to kappa, so only who scored it changes.
+  const std::string quality =
+      R"({"min_scored_answers":10,"judge":{"model":"m","min_kappa":-1,"min_overlap":8}})";
+  JudgedRun waiting(quality, 1);
+  const QualitySummary s = Ok(SummarizeQuality(*waiting.store, waiting.run, nullptr));
+  REQUIRE(s.calibration.size() == 1);
+  CHECK(s.calibration[0].calibrated);
+  CHECK(s.calibration[0].overlap == 8);  // r1's level alone is no consensus yet
+  CHECK(s.scored == 12);
+  CHECK(s.scored_by_judge == 4);
+  CHECK(s.groups[0].passed == 7);  // answer 9 passes on the judge's 5, not r1's 1
+
+  JudgedRun reviewed(quality, 2);
+  const QualitySummary both = Ok(SummarizeQuality(*reviewed.store, reviewed.run, nullptr));
+  CHECK(both.calibration[0].overlap == 9);
+  CHECK(both.calibration[0].calibrated);
+  CHECK(both.scored == 12);
+  CHECK(both.scored_by_judge == 3);
+  CHECK(both.groups[0].passed == 6);  // answer 9 now fails on the reviewers' 1
+  CHECK(QualityLines(both)[0] ==
+        "quality: pass (12 of 12 sampled answers fully scored: 9 by 2 reviewers, 3 by the "
+        "calibrated judge m)");
 }
 
 TEST_CASE("an uncalibrated judge's scores stay apart and the report says why",
