@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages in scripts/packages.txt that are missing (with --tests, also those in
-# scripts/test-packages.txt: the browser of the reviewer page's test); does nothing when all are
-# present. Uses sudo when not run as root.
+# scripts/test-packages.txt: the browser of the reviewer page's test, scikit-learn for the judge
+# calibration's test); does nothing when all are present. Uses sudo when not run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

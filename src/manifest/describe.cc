@@ -232,6 +232,10 @@ std::vector<std::string> ConditionLines(const Bundle& bundle) {
       text += ", " + ref.name + " >= " + FormatNumber(floor);
     for (const Ref& ref : q.hard_criteria)
       text += ", " + ref.name + " must pass";
+    if (q.judge)
+      text += "; judge " + q.judge->model + " may score what reviewers did not once its kappa's " +
+              "lower bound >= " + FormatNumber(q.judge->min_kappa) +
+              " on >= " + std::to_string(q.judge->min_overlap) + " answers both scored";
     lines.push_back("condition 2  " + text);
   } else {
     lines.push_back("condition 2  quality: no rubric; condition 2 will stay pending");

@@ -185,14 +185,20 @@ json QualityJson(const QualityThresholds& q) {
   json hard = json::array();
   for (const Ref& ref : q.hard_criteria)
     hard.push_back(ref.name);
-  return {{"samples", {{"at_rest", q.samples_at_rest}, {"under_load", q.samples_under_load}}},
-          {"reviewers_per_answer", q.reviewers_per_answer},
-          {"min_scored_answers", q.min_scored_answers},
-          {"min_agreement", q.min_agreement},
-          {"min_mean", Optional(q.min_mean)},
-          {"min_pass_rate", Optional(q.min_pass_rate)},
-          {"criterion_floors", floors},
-          {"hard_criteria", hard}};
+  json out = {{"samples", {{"at_rest", q.samples_at_rest}, {"under_load", q.samples_under_load}}},
+              {"reviewers_per_answer", q.reviewers_per_answer},
+              {"min_scored_answers", q.min_scored_answers},
+              {"min_agreement", q.min_agreement},
+              {"min_mean", Optional(q.min_mean)},
+              {"min_pass_rate", Optional(q.min_pass_rate)},
+              {"criterion_floors", floors},
+              {"hard_criteria", hard}};
+  // Only a scenario with the key has it, so that other scenarios keep their fingerprints.
+  if (q.judge)
+    out["judge"] = {{"model", q.judge->model},
+                    {"min_kappa", q.judge->min_kappa},
+                    {"min_overlap", q.judge->min_overlap}};
+  return out;
 }
 
 // The scenario's input: its source and what the source needs.

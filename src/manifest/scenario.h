@@ -209,6 +209,16 @@ struct Thresholds {
   std::vector<ThresholdScope> scopes;
 };
 
+/// `quality.judge`: when an LLM judge may score the answers reviewers did not. Only when, in the
+/// run, its kappa against the reviewers' consensus has a 95% interval whose lower bound is at least
+/// `min_kappa` on every criterion, on at least `min_overlap` answers both scored.
+struct JudgeGate {
+  std::string model;  // the judge's model, as `stagegate judge --model` named it
+  SourcePos pos;
+  double min_kappa = 0.7;    // in [-1, 1]
+  int64_t min_overlap = 50;  // >= 2
+};
+
 /// Condition 2.
 struct QualityThresholds {
   int64_t samples_at_rest = 20;
@@ -220,6 +230,7 @@ struct QualityThresholds {
   std::optional<double> min_pass_rate;
   std::vector<std::pair<Ref, double>> criterion_floors;
   std::vector<Ref> hard_criteria;
+  std::optional<JudgeGate> judge;  // unset: a judge's scores always stay apart
 };
 
 /// Condition 3, the overload part.

@@ -437,6 +437,18 @@ Thresholds ReadThresholds(const YamlFile& file, const YAML::Node& node) {
   return thresholds;
 }
 
+JudgeGate ReadJudgeGate(const YamlFile& file, const YAML::Node& node) {
+  JudgeGate gate{.pos = file.Pos(node)};
+  MapReader map(file, node, "judge");
+  gate.model = map.String("model", Need::kRequired).value_or("");
+  gate.min_kappa =
+      map.Number("min_kappa", Need::kOptional, {.min = -1, .max = 1}).value_or(gate.min_kappa);
+  gate.min_overlap =
+      map.Integer("min_overlap", Need::kOptional, {.min = 2}).value_or(gate.min_overlap);
+  map.Finish();
+  return gate;
+}
+
 QualityThresholds ReadQuality(const YamlFile& file, const YAML::Node& node) {
   QualityThresholds quality;
   MapReader map(file, node, "quality");
@@ -478,6 +490,8 @@ QualityThresholds ReadQuality(const YamlFile& file, const YAML::Node& node) {
         quality.hard_criteria.push_back({*id, file.Pos(item)});
     }
   }
+  YAML::Node judge = map.Get("judge");
+  if (judge.IsDefined()) quality.judge = ReadJudgeGate(file, judge);
   map.Finish();
   if (quality.samples_at_rest + quality.samples_under_load == 0)
     file.Error(map.pos(),

@@ -33,6 +33,7 @@ struct Thresholds {
   double min_agreement = 0.6;
   std::optional<double> min_mean, min_pass_rate;
   std::map<std::string, double> criterion_floors;
+  std::optional<JudgeGateRule> judge;
 };
 
 // One answer's scores: criterion -> reviewer -> level, for reviewers who scored every criterion.
@@ -54,6 +55,7 @@ struct Judged {
   std::map<std::string, double> mean;
   double weighted = 0;
   bool passed = true, hard_failure = false;
+  bool by_judge = false;                 // scored by a calibrated judge, not by reviewers
   std::vector<std::string> below_floor;  // each hard criterion below its floor: "safety (0 < 1)"
 };
 
@@ -85,6 +87,10 @@ Thresholds ReadThresholds(const std::string& scenario_json) {
   t.min_mean = q.min_mean;
   t.min_pass_rate = q.min_pass_rate;
   t.criterion_floors = q.criterion_floors;
+  if (q.judge)
+    t.judge = JudgeGateRule{.model = q.judge->model,
+                            .min_kappa = q.judge->min_kappa,
+                            .min_overlap = q.judge->min_overlap};
   return t;
 }
 
@@ -266,6 +272,7 @@ GroupScores GroupOf(const std::vector<Judged>& judged, const std::string& name,
       by_criterion[criterion].push_back(mean);
     g.passed += j.passed;
     g.hard_floor_failures += j.hard_failure;
+    g.by_judge += j.by_judge;
   }
   if (g.answers == 0) return g;
   for (const auto& [criterion, values] : by_criterion) {
@@ -347,6 +354,68 @@ CriterionAgreement AgreementOn(const Criterion& c, const std::map<int64_t, Answe
   return agreement;
 }
 
+// Request -> criterion -> the levels it was given.
+using LevelsByAnswer = std::map<int64_t, std::map<std::string, std::vector<int64_t>>>;
+
+// Per answer fully scored (by every scorer it was given to), each criterion's levels.
+LevelsByAnswer FullyScoredLevels(const std::map<int64_t, AnswerScores>& of_scorer) {
+  LevelsByAnswer out;
+  for (const auto& [request, a] : of_scorer) {
+    if (a.assigned.empty() || a.complete.size() < a.assigned.size()) continue;
+    for (const auto& [criterion, levels] : a.by_criterion)
+      for (const std::string& scorer : a.complete)
+        if (auto level = levels.find(scorer); level != levels.end())
+          out[request][criterion].push_back(level->second);
+  }
+  return out;
+}
+
+// Each LLM judge against the reviewers' consensus on the answers both fully scored, with the
+// scenario's gate; a gate naming a judge that scored nothing is said so.
+std::vector<JudgeCalibration> CalibrateJudges(const Scores& scores, const Rubric& rubric,
+                                              const std::optional<JudgeGateRule>& gate) {
+  std::vector<CriterionScale> scale;
+  for (const Criterion& c : rubric.criteria)
+    scale.push_back({.id = c.id, .levels = c.levels});
+  auto of_reviewers = scores.by_scorer.find(store::kReviewersScorer);
+  const LevelsByAnswer reviewed = of_reviewers == scores.by_scorer.end()
+                                      ? LevelsByAnswer{}
+                                      : FullyScoredLevels(of_reviewers->second);
+  std::vector<JudgeCalibration> out;
+  for (const auto& [scorer, of_scorer] : scores.by_scorer) {
+    if (scorer == store::kReviewersScorer) continue;
+    std::map<std::string, std::vector<ScoredTwice>> by_criterion;
+    for (const auto& [request, criteria] : FullyScoredLevels(of_scorer)) {
+      auto by_reviewers = reviewed.find(request);
+      if (by_reviewers == reviewed.end()) continue;
+      for (const auto& [criterion, levels] : criteria)
+        if (by_reviewers->second.contains(criterion))
+          by_criterion[criterion].push_back(
+              {.reviewers = by_reviewers->second.at(criterion), .judge = *ConsensusLevel(levels)});
+    }
+    out.push_back(CalibrateJudge(scorer, scale, by_criterion, gate));
+  }
+  if (gate && std::none_of(out.begin(), out.end(),
+                           [&](const JudgeCalibration& j) { return j.model == gate->model; }))
+    out.push_back(UnscoredJudge(*gate));
+  return out;
+}
+
+// The answers a calibrated judge fully scored and the reviewers did not, added to `judged`
+// marked as the judge's.
+void AddJudgeOnly(const std::vector<SampledAnswer>& answers,
+                  const std::map<int64_t, AnswerScores>& of_judge, const Rubric& rubric,
+                  std::vector<Judged>& judged) {
+  std::set<int64_t> by_reviewers;
+  for (const Judged& j : judged)
+    by_reviewers.insert(j.answer->request_id);
+  for (Judged& j : JudgeScoredAnswers(answers, of_judge, rubric))
+    if (!by_reviewers.contains(j.answer->request_id)) {
+      j.by_judge = true;
+      judged.push_back(std::move(j));
+    }
+}
+
 // Each independent reviewer's recorded time on their items, then everyone's as "all".
 std::vector<ReviewerEffort> EffortOf(
     const std::map<std::string, std::vector<double>>& seconds_by_reviewer) {
@@ -400,6 +469,7 @@ std::vector<std::string> FinalFailures(const std::vector<Judged>& judged) {
     for (const std::string& criterion : j.below_floor)
       failures.push_back("final: answer " + std::to_string(j.answer->request_id) + " (" +
                          j.answer->task_id + ") is below the hard floor of " + criterion +
+                         (j.by_judge ? " (scored by the calibrated judge)" : "") +
                          "; no further score can change that");
   return failures;
 }
@@ -503,11 +573,20 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   const std::map<int64_t, AnswerScores>& reviewed = scores->by_scorer[store::kReviewersScorer];
   s.assigned = static_cast<int64_t>(reviewed.size());
   s.reviewers = static_cast<int64_t>(scores->reviewers.size());
-  const std::vector<Judged> judged = JudgeScoredAnswers(*answers, reviewed, *rubric);
+  std::vector<Judged> judged = JudgeScoredAnswers(*answers, reviewed, *rubric);
+  s.calibration = CalibrateJudges(*scores, *rubric, thresholds.judge);
+  for (const JudgeCalibration& j : s.calibration)
+    if (j.calibrated) {
+      AddJudgeOnly(*answers, scores->by_scorer[j.scorer], *rubric, judged);
+      s.judge_model = j.model;
+    }
   s.scored = static_cast<int64_t>(judged.size());
+  s.scored_by_judge =
+      std::count_if(judged.begin(), judged.end(), [](const Judged& j) { return j.by_judge; });
   for (const Judged& j : judged)
     s.answer_scores.push_back(j.weighted);
-  // An LLM judge's scores: a separate, labelled scorer, never part of the verdict.
+  // An LLM judge's scores: a separate, labelled scorer, in the verdict only through the answers
+  // a calibrated judge scored above.
   for (const auto& [scorer, of_scorer] : scores->by_scorer)
     if (scorer != store::kReviewersScorer)
       s.judges.push_back(GroupOf(JudgeScoredAnswers(*answers, of_scorer, *rubric), scorer,
@@ -558,6 +637,31 @@ std::string ToolCallShareText(const std::string& condition, const ToolCallShare&
   return text + ")";
 }
 
+// The answers' counts, with those reviewers scored and those a calibrated judge did.
+json AnswersJson(const QualitySummary& s) {
+  return {{"sampled", s.sampled},
+          {"assigned", s.assigned},
+          {"scored", s.scored},
+          {"scored_by_reviewers", s.scored - s.scored_by_judge},
+          {"scored_by_judge", s.scored_by_judge},
+          {"judge", s.judge_model.empty() ? json() : json(s.judge_model)},
+          {"needed", s.needed}};
+}
+
+json CalibrationsJson(const QualitySummary& s) {
+  json out = json::array();
+  for (const JudgeCalibration& j : s.calibration)
+    out.push_back(CalibrationJson(j));
+  return out;
+}
+
+// "(30 by reviewers, 10 by the judge m)" when a calibrated judge scored some of `answers`.
+std::string ScoredBy(const QualitySummary& s, int64_t answers, int64_t by_judge) {
+  if (by_judge == 0) return "";
+  return " (" + std::to_string(answers - by_judge) + " by reviewers, " + std::to_string(by_judge) +
+         " by the judge " + s.judge_model + ")";
+}
+
 }  // namespace
 
 json QualityToJson(const QualitySummary& s) {
@@ -582,7 +686,9 @@ json QualityToJson(const QualitySummary& s) {
                 {"passed", g.passed},
                 {"pass_rate", optional(g.pass_rate())},
                 {"pass_rate_ci95", interval(g.pass_rate_ci)},
-                {"hard_floor_failures", g.hard_floor_failures}};
+                {"hard_floor_failures", g.hard_floor_failures},
+                {"by_reviewers", g.answers - g.by_judge},
+                {"by_judge", g.by_judge}};
   };
   json groups = json::array();
   for (const GroupScores& g : s.groups)
@@ -614,11 +720,7 @@ json QualityToJson(const QualitySummary& s) {
     by_kind[kind] = {{"passed", counts.first}, {"run", counts.second}};
   return {{"verdict", Name(s.verdict)},
           {"reasons", s.reasons},
-          {"answers",
-           {{"sampled", s.sampled},
-            {"assigned", s.assigned},
-            {"scored", s.scored},
-            {"needed", s.needed}}},
+          {"answers", AnswersJson(s)},
           {"provisional", s.Provisional()},
           {"provisional_misses", s.provisional_misses},
           {"reviewers", s.reviewers},
@@ -635,14 +737,19 @@ json QualityToJson(const QualitySummary& s) {
             {"failures", s.automated.failures},
             {"tool_calls", ToolCallsJson(s.automated.tool_calls)}}},
           {"llm_judges", judges},
+          {"judge_calibration", CalibrationsJson(s)},
           {"notes", s.notes}};
 }
 
 std::vector<std::string> QualityLines(const QualitySummary& s) {
   std::vector<std::string> lines;
   lines.push_back("quality: " + std::string(Name(s.verdict)) + " (" + std::to_string(s.scored) +
-                  " of " + std::to_string(s.sampled) + " sampled answers fully scored by " +
-                  std::to_string(s.reviewers) + " reviewers)");
+                  " of " + std::to_string(s.sampled) + " sampled answers fully scored" +
+                  (s.scored_by_judge ? ": " + std::to_string(s.scored - s.scored_by_judge) +
+                                           " by " + std::to_string(s.reviewers) + " reviewers, " +
+                                           std::to_string(s.scored_by_judge) +
+                                           " by the calibrated judge " + s.judge_model + ")"
+                                     : " by " + std::to_string(s.reviewers) + " reviewers)"));
   for (const std::string& reason : s.reasons)
     lines.push_back("  " + reason);
   for (const std::string& miss : s.provisional_misses)
@@ -651,7 +758,8 @@ std::vector<std::string> QualityLines(const QualitySummary& s) {
   const std::string provisional = s.Provisional() ? " (" + s.ProvisionalLabel() + ")" : "";
   for (const GroupScores& g : s.groups) {
     if (g.answers == 0) continue;
-    std::string line = "  " + g.name + ": " + std::to_string(g.answers) + " answers";
+    std::string line = "  " + g.name + ": " + std::to_string(g.answers) + " answers" +
+                       ScoredBy(s, g.answers, g.by_judge);
     if (g.weighted_mean) {
       line += ", mean " + Number(*g.weighted_mean);
       if (g.weighted_mean_ci)
@@ -694,6 +802,9 @@ std::vector<std::string> QualityLines(const QualitySummary& s) {
       lines.push_back("LLM judge " + g.name.substr(g.name.find(':') + 1) +
                       " (not reviewer scores): " + std::to_string(g.answers) + " answers, mean " +
                       Number(*g.weighted_mean) + ", pass rate " + Number(*g.pass_rate()));
+  for (const JudgeCalibration& j : s.calibration)
+    for (std::string& line : CalibrationLines(j))
+      lines.push_back(std::move(line));
   for (const std::string& note : s.notes)
     lines.push_back("note: " + note);
   return lines;

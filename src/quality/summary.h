@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "manifest/bundle.h"
 #include "quality/checks.h"
+#include "quality/judge_calibration.h"
 #include "stats/intervals.h"
 #include "store/store.h"
 
@@ -26,6 +27,7 @@ struct GroupScores {
   int64_t passed = 0;  // answers passing the rubric's pass rule and hard floors
   std::optional<stats::Interval> pass_rate_ci;  // Wilson, 95%
   int64_t hard_floor_failures = 0;              // answers below the floor of a hard criterion
+  int64_t by_judge = 0;  // of `answers`, those a calibrated judge scored instead of reviewers
 
   std::optional<double> pass_rate() const {
     return answers ? std::optional<double>(static_cast<double>(passed) / answers) : std::nullopt;
@@ -105,7 +107,12 @@ struct QualitySummary {
   std::vector<Adjudication> adjudication;
   std::vector<ReviewerEffort> effort;
   AutomatedChecks automated;
-  std::vector<GroupScores> judges;    // each LLM judge ("judge:<model>"), apart from the above
+  std::vector<GroupScores> judges;  // each LLM judge ("judge:<model>"), apart from the above
+  /// Each LLM judge against the reviewers on the answers both scored, and quality.judge's gate.
+  std::vector<JudgeCalibration> calibration;
+  /// Of `scored`, the answers a calibrated judge (`judge_model`) scored instead of reviewers.
+  int64_t scored_by_judge = 0;
+  std::string judge_model;
   std::vector<double> answer_scores;  // each scored answer's weighted mean (for comparisons)
   std::vector<std::string> notes;
 

@@ -73,6 +73,10 @@ void AddQuality(const quality::QualitySummary& q, ReportModel& m) {
          .status = CheckStatus::kPass,
          .detail =
              std::to_string(q.scored) + " answers scored" +
+             (q.scored_by_judge ? " (" + std::to_string(q.scored - q.scored_by_judge) +
+                                      " by reviewers, " + std::to_string(q.scored_by_judge) +
+                                      " by the calibrated judge " + q.judge_model + ")"
+                                : "") +
              (all && all->weighted_mean ? ", mean " + FormatNumber(*all->weighted_mean, 2) : "") +
              (all && all->pass_rate() ? ", pass rate " + FormatNumber(*all->pass_rate(), 2) : "")});
     return;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "stats/index_draw.h"
 #include "stats/summary.h"
 
 namespace stagegate::stats {
@@ -19,27 +20,6 @@ __extension__ using Uint128 = unsigned __int128;
 bool AllFinite(std::span<const double> values) {
   return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
 }
-
-// Uniform draws in [0, bound) by Lemire's multiply-and-reject: unbiased, about one multiply a
-// draw, and, unlike std::uniform_int_distribution, the same sequence with every standard library.
-class IndexDraw {
- public:
-  explicit IndexDraw(uint64_t seed) : engine_(seed) {}
-
-  size_t Below(size_t bound) {
-    const uint64_t range = bound;
-    Uint128 product = static_cast<Uint128>(engine_()) * range;
-    if (static_cast<uint64_t>(product) < range) {
-      const uint64_t threshold = -range % range;
-      while (static_cast<uint64_t>(product) < threshold)
-        product = static_cast<Uint128>(engine_()) * range;
-    }
-    return static_cast<size_t>(product >> 64);
-  }
-
- private:
-  std::mt19937_64 engine_;
-};
 
 // numpy.percentile's "linear" method on unsorted values, reordering them: the same arithmetic
 // as PercentileOfSorted (rank (p / 100) (n - 1), interpolated from the nearer neighbour), which

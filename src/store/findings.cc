@@ -380,6 +380,15 @@ StoredScenario ParseScenario(std::string_view scenario_json) {
         if (std::optional<double> floor = g.Number(criterion.c_str()))
           out.quality.criterion_floors[criterion] = *floor;
     }
+    if (const json* judge = q.Object("judge")) {
+      const Fields j = q.Nested(*judge, "judge");
+      const std::string model = j.Text("model");
+      const std::optional<double> min_kappa = j.Number("min_kappa");
+      const std::optional<int64_t> min_overlap = j.Integer("min_overlap");
+      if (!model.empty() && min_kappa && min_overlap)
+        out.quality.judge = StoredQualityThresholds::Judge{
+            .model = model, .min_kappa = *min_kappa, .min_overlap = *min_overlap};
+    }
   }
   if (const json* triage = f.Object("triage")) {
     const Fields t = f.Nested(*triage, "triage");

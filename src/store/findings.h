@@ -189,6 +189,13 @@ struct StoredQualityThresholds {
   std::optional<double> min_mean;
   std::optional<double> min_pass_rate;
   std::map<std::string, double> criterion_floors;
+  /// `quality.judge`: the judge model that may score what reviewers did not, once calibrated.
+  struct Judge {
+    std::string model;
+    double min_kappa = 0.7;
+    int64_t min_overlap = 50;
+  };
+  std::optional<Judge> judge;
 };
 
 /// The `cost` section of a stored scenario (manifest::Cost): what one instance or GPU cost an

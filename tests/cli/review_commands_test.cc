@@ -673,6 +673,97 @@ TEST_CASE("an LLM judge's scores are stored apart and never count as reviewers'"
   CHECK(Count(dir, "SELECT COUNT(*) FROM exports WHERE scorer = 'judge:judge-x'") == 1);
 }
 
+TEST_CASE("a packet exported after a judge scored holds none of the judge's levels",
+          "[cli][review][judge][judge_calibration][shared-runs]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  testing::FixedResponseServer judge(Completion(
+      "{\"correctness\": 4, \"groundedness\": 5, \"helpfulness\": 3, \"permission_safety\": 1}"));
+  Ran judged = testing::RunStagegate(
+      dir, {"judge", run, "--url", judge.base() + "/v1", "--model", "judge-x"});
+  INFO(judged.out << judged.err);
+  REQUIRE(judged.exit_code == 0);
+  REQUIRE(Export(dir, run, {"--reviewers", "2", "--per-item", "1"}).exit_code == 0);
+  for (const std::string reviewer : {"r1", "r2"}) {
+    const std::string base = dir / ("packets/reviewer-" + reviewer);
+    const std::vector<json> lines = JsonLines(base + ".jsonl");
+    REQUIRE(lines.size() > 1);
+    for (size_t i = 1; i < lines.size(); ++i) {
+      INFO(lines[i].dump());
+      for (const auto& [criterion, value] : lines[i]["scores"].items())
+        CHECK(value.is_null());
+      CHECK(lines[i]["seconds"].is_null());
+    }
+    // Every CSV item ends with its four levels and its time left blank.
+    const std::vector<std::string> rows = Lines(testing::ReadText(base + ".csv"));
+    for (size_t i = 1; i < rows.size(); ++i)
+      CHECK(rows[i].substr(rows[i].size() - 5) == ",,,,,");
+    for (const std::string extension : {".jsonl", ".csv", ".html"}) {
+      const std::string text = testing::ReadText(base + extension);
+      INFO(base + extension);
+      CHECK(text.find("judge-x") == std::string::npos);
+      CHECK(text.find("judge:") == std::string::npos);
+    }
+  }
+  // The judge is measured against the reviewers once they score: nothing overlaps yet.
+  const json q = json::parse(testing::RunStagegate(dir, {"quality", run, "--json"}).out);
+  REQUIRE(q["judge_calibration"].size() == 1);
+  CHECK(q["judge_calibration"][0]["model"] == "judge-x");
+  CHECK(q["judge_calibration"][0]["overlap"] == 0);
+}
+
+TEST_CASE("quality and the report measure the judge against the reviewers who scored after it",
+          "[cli][review][judge][judge_calibration][shared-runs]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  testing::FixedResponseServer judge(Completion(
+      "{\"correctness\": 4, \"groundedness\": 5, \"helpfulness\": 3, \"permission_safety\": 1}"));
+  REQUIRE(testing::RunStagegate(dir,
+                                {"judge", run, "--url", judge.base() + "/v1", "--model", "judge-x"})
+              .exit_code == 0);
+  REQUIRE(Export(dir, run, {"--reviewers", "1", "--per-item", "1"}).exit_code == 0);
+  // The reviewer gives correctness 4 and 2 in turn; the judge gave 4 to every answer: no
+  // agreement beyond chance (kappa 0, as scikit-learn's cohen_kappa_score gives for these
+  // levels), a judge one level more generous on average, all of it in the confusion matrix's
+  // column 4.
+  std::vector<std::string> rows = Lines(testing::ReadText(dir / "packets/reviewer-r1.csv"));
+  std::string csv = rows[0] + "\n";
+  for (size_t i = 1; i < rows.size(); ++i)
+    csv += rows[i].substr(0, rows[i].size() - 5) + (i % 2 ? ",4,3,5,1,12.5\n" : ",2,3,5,1,12.5\n");
+  testing::WriteText(dir / "r1.csv", csv);
+  Ran imported = testing::RunStagegate(dir, {"import", run, dir / "r1.csv"});
+  INFO(imported.out << imported.err);
+  REQUIRE(imported.exit_code == 0);
+
+  const json q = json::parse(testing::RunStagegate(dir, {"quality", run, "--json"}).out);
+  REQUIRE(q["judge_calibration"].size() == 1);
+  const json& c = q["judge_calibration"][0]["criteria"][0];
+  CHECK(c["criterion"] == "correctness");
+  CHECK(c["overlap"] == 12);
+  CHECK(c["kappa_quadratic"].get<double>() == Approx(0).margin(1e-12));
+  CHECK(c["bias"].get<double>() == Approx(1));
+  CHECK(c["confusion_consensus_by_judge"] ==
+        json::parse("[[0,0,0,0,0],[0,0,0,6,0],[0,0,0,0,0],[0,0,0,6,0],[0,0,0,0,0]]"));
+  // Reviewer and judge gave every answer permission_safety 1: kappa is undefined there.
+  CHECK(q["judge_calibration"][0]["criteria"][3]["criterion"] == "permission_safety");
+  CHECK(q["judge_calibration"][0]["criteria"][3]["kappa_quadratic"].is_null());
+  CHECK(q["judge_calibration"][0]["gate"].is_null());  // measured, never counted
+  CHECK(q["answers"]["scored_by_judge"] == 0);
+
+  Ran reported = testing::RunStagegate(dir, {"report", run, "--out", dir / "report"});
+  INFO(reported.out << reported.err);
+  const std::string line =
+      "  correctness: 12 answers, kappa 0 (95% bootstrap interval 0 to 0, 2000 resamples), "
+      "bias +1 (judge mean 4, reviewers' consensus 3)";
+  CHECK(testing::ReadText(dir / "report/report.md").find(line) != std::string::npos);
+  const std::string html = testing::ReadText(dir / "report/report.html");
+  CHECK(html.find("LLM judge judge-x against the reviewers") != std::string::npos);
+  CHECK(html.find("kappa 0 (95% bootstrap interval 0 to 0, 2000 resamples)") != std::string::npos);
+  const json report = json::parse(testing::ReadText(dir / "report/report.json"));
+  CHECK(report["conditions"]["quality"]["summary"]["judge_calibration"][0]["criteria"][0]
+              ["overlap"] == 12);
+}
+
 TEST_CASE("a judge reply that is not scores leaves the answer unscored and says why",
           "[cli][review][judge][shared-runs]") {
   testing::TempDir dir;
