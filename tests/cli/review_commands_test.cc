@@ -243,7 +243,8 @@ TEST_CASE("export writes blinded, balanced packets and keeps the map only in the
       for (const auto& [key, value] : lines[i].items())
         keys.insert(key);
       CHECK(keys == std::set<std::string>{"item", "conversation", "answer", "reference", "scores",
-                                          "seconds"});
+                                          "seconds", "usability", "corrected_text",
+                                          "correction_seconds"});
       CHECK(lines[i]["reference"].is_null());  // not without --with-reference
       // The item id is the store's, and this reviewer's.
       REQUIRE(items.contains(lines[i]["item"]));
@@ -570,9 +571,10 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   REQUIRE(Export(dir, run, {"--reviewers", "1", "--per-item", "1"}).exit_code == 0);
-  // Fill the four criterion columns and seconds of every row; keep the quoted text as it is.
+  // Fill the four criterion columns and seconds of every row, and leave the usability columns
+  // empty; keep the quoted text as it is.
   std::string csv = testing::ReadText(dir / "packets/reviewer-r1.csv");
-  csv = testing::ReplaceAll(csv, ",,,,,\n", ",4,3,5,1,12.5\n");
+  csv = testing::ReplaceAll(csv, ",,,,,,,,\n", ",4,3,5,1,12.5,,,\n");
   testing::WriteText(dir / "r1.csv", csv);
   Ran ran = testing::RunStagegate(dir, {"import", run, dir / "r1.csv"});
   INFO(ran.out << ran.err);
@@ -581,7 +583,8 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
   CHECK(Count(dir, "SELECT COUNT(*) FROM scores WHERE criterion = 'groundedness' AND value = 3") ==
         12);
   // A level off the scale in a CSV row is named with the row's line.
-  testing::WriteText(dir / "bad.csv", testing::ReplaceAll(csv, ",4,3,5,1,12.5\n", ",4,3,9,1,\n"));
+  testing::WriteText(dir / "bad.csv",
+                     testing::ReplaceAll(csv, ",4,3,5,1,12.5,,,\n", ",4,3,9,1,,,,\n"));
   Ran bad = testing::RunStagegate(dir, {"import", run, dir / "bad.csv", "--replace"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find(dir / "bad.csv:2: item '") != std::string::npos);
@@ -594,7 +597,7 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
   CHECK(bom.out.find("imported 12 scored items") != std::string::npos);
   // A CSV saved in another encoding is named, not read as garbled scores.
   testing::WriteText(dir / "latin1.csv",
-                     testing::ReplaceAll(csv, ",4,3,5,1,12.5\n", ",4,3,5,1,\xE9\n"));
+                     testing::ReplaceAll(csv, ",4,3,5,1,12.5,,,\n", ",4,3,5,1,\xE9,,,\n"));
   Ran latin1 = testing::RunStagegate(dir, {"import", run, dir / "latin1.csv", "--replace"});
   CHECK(latin1.exit_code == 2);
   CHECK(latin1.err.find(dir / "latin1.csv:2: not UTF-8: save the file as UTF-8") !=
@@ -618,7 +621,7 @@ TEST_CASE("answers that read as formulas are neutralised in the CSV packet and s
   CHECK(csv.find(",\"=HYPERLINK") == std::string::npos);
   CHECK(csv.find(",\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"x\"\")") != std::string::npos);
   // The import reads ids and scores, not the text: the packet filled in imports in full.
-  csv = testing::ReplaceAll(csv, ",,,,,\n", ",4,3,5,1,12.5\n");
+  csv = testing::ReplaceAll(csv, ",,,,,,,,\n", ",4,3,5,1,12.5,,,\n");
   testing::WriteText(dir / "r1.csv", csv);
   Ran ran = testing::RunStagegate(dir, {"import", run, dir / "r1.csv"});
   INFO(ran.out << ran.err);
