@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "manifest/bundle.h"
 #include "quality/checks.h"
+#include "quality/correction.h"
 #include "stats/intervals.h"
 #include "store/store.h"
 
@@ -104,6 +105,8 @@ struct QualitySummary {
   std::vector<CriterionAgreement> agreement;
   std::vector<Adjudication> adjudication;
   std::vector<ReviewerEffort> effort;
+  /// Usability and correction effort by source, and the reviewers' hours with their projection.
+  CorrectionSummary correction;
   AutomatedChecks automated;
   std::vector<GroupScores> judges;    // each LLM judge ("judge:<model>"), apart from the above
   std::vector<double> answer_scores;  // each scored answer's weighted mean (for comparisons)
