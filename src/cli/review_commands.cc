@@ -99,6 +99,10 @@ class ImportCommand : public Command {
                  " scored items: " + std::to_string(imported->added) + " scores added, " +
                  std::to_string(imported->replaced) + " replaced, " +
                  std::to_string(imported->unchanged) + " unchanged");
+    if (imported->usability_added + imported->usability_replaced + imported->usability_unchanged)
+      console.Line("usability judgements: " + std::to_string(imported->usability_added) +
+                   " added, " + std::to_string(imported->usability_replaced) + " replaced, " +
+                   std::to_string(imported->usability_unchanged) + " unchanged");
     return ExitCode::kOk;
   }
 

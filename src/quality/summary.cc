@@ -437,6 +437,27 @@ std::vector<ReviewerEffort> EffortOf(
   return effort;
 }
 
+// The independent reviewers' usability judgements of the run's answers by source (every
+// answer is the assistant's until baselines are exported), and their hours from `effort`.
+Result<CorrectionSummary> ReadCorrection(store::Store& store, const std::string& run_id,
+                                         const QualitySummary& s) {
+  Result<std::vector<store::ReviewItem>> items = store.ListReviewItems(run_id);
+  if (!items.ok()) return items.status();
+  std::set<std::string> reviewers_items;
+  for (const store::ReviewItem& item : *items)
+    if (item.scorer == store::kReviewersScorer) reviewers_items.insert(item.item_id);
+  Result<std::vector<store::Usability>> stored = store.ListUsability(run_id);
+  if (!stored.ok()) return stored.status();
+  std::vector<UsabilityJudgement> judged;
+  for (const store::Usability& u : *stored)
+    if (reviewers_items.contains(u.item_id))
+      judged.push_back({.usability = u.usability, .correction_seconds = u.correction_seconds});
+  CorrectionSummary out{.by_source = CorrectionBySource(judged)};
+  const double total_s = s.effort.empty() ? 0 : s.effort.back().total_s;  // "all" comes last
+  out.reviewing = ReviewerHoursOf(total_s, s.scored, s.sampled);
+  return out;
+}
+
 // What fails the scenario's thresholds in one condition's group (its answers below a hard floor
 // apart).
 std::vector<std::string> ThresholdFailures(const Thresholds& t, const GroupScores& g) {
@@ -600,6 +621,9 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
     for (const SampledAnswer& a : *answers)
       if (a.request_id == item.request_id) item.task_id = a.task_id;
   s.effort = EffortOf(scores->seconds_by_reviewer);
+  Result<CorrectionSummary> correction = ReadCorrection(store, run.id, s);
+  if (!correction.ok()) return correction.status();
+  s.correction = std::move(*correction);
   DecideVerdict(thresholds, FinalFailures(judged), s);
   return s;
 }
@@ -728,6 +752,7 @@ json QualityToJson(const QualitySummary& s) {
           {"agreement", agreement},
           {"adjudication", adjudication},
           {"effort", effort},
+          {"correction", CorrectionToJson(s.correction)},
           {"automated_checks",
            {{"label", "automated"},
             {"answers", s.automated.answers},
@@ -788,6 +813,8 @@ std::vector<std::string> QualityLines(const QualitySummary& s) {
       lines.push_back("  effort " + e.reviewer + ": " + std::to_string(e.items) + " items, " +
                       Number(e.total_s / 60, 1) + " min, median " + Number(*e.median_s, 1) +
                       " s an item");
+  for (std::string& line : CorrectionLines(s.correction))
+    lines.push_back(std::move(line) + provisional);
   if (s.automated.checks)
     lines.push_back(
         "automated checks (not reviewer scores): " + std::to_string(s.automated.passed) + " of " +

@@ -11,6 +11,7 @@
 #include "manifest/bundle.h"
 #include "quality/checks.h"
 #include "quality/judge_calibration.h"
+#include "quality/correction.h"
 #include "stats/intervals.h"
 #include "store/store.h"
 
@@ -106,6 +107,8 @@ struct QualitySummary {
   std::vector<CriterionAgreement> agreement;
   std::vector<Adjudication> adjudication;
   std::vector<ReviewerEffort> effort;
+  /// Usability and correction effort by source, and the reviewers' hours with their projection.
+  CorrectionSummary correction;
   AutomatedChecks automated;
   std::vector<GroupScores> judges;  // each LLM judge ("judge:<model>"), apart from the above
   /// Each LLM judge against the reviewers on the answers both scored, and quality.judge's gate.

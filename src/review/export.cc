@@ -19,7 +19,11 @@ constexpr char kInstructions[] =
     "level whose description fits the answer best. You see the conversation the assistant was "
     "given and its answer (and, where present, a reference answer written by a person who knows "
     "the subject). Do not look answers up elsewhere and do not compare notes with other "
-    "reviewers. Your time on each item is recorded so that the effort of reviewing is known.";
+    "reviewers. Then say whether the answer could be sent to the person who asked: usable as it "
+    "is (as_is), usable after correction (corrected), or not usable (unusable). If it needs "
+    "correcting, write the answer as you would send it; the time you spend correcting is "
+    "recorded, as is your time on each item, so that the effort of reviewing and correcting is "
+    "known.";
 
 std::string Dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -110,6 +114,9 @@ std::string ScoresJsonLines(const std::string& export_id, const std::string& rev
       scores[c["id"].get<std::string>()] = nullptr;
     line["scores"] = scores;
     line["seconds"] = nullptr;
+    line["usability"] = nullptr;
+    line["corrected_text"] = nullptr;
+    line["correction_seconds"] = nullptr;
     jsonl += Dump(line) + "\n";
   }
   return jsonl;
@@ -121,7 +128,7 @@ std::string ScoresCsv(const std::string& export_id, const std::string& reviewer,
   std::string csv = "export_id,reviewer,item,conversation,answer,reference";
   for (const json& c : rubric["criteria"])
     csv += "," + CsvField(c["id"].get<std::string>());
-  csv += ",seconds\n";
+  csv += ",seconds,usability,corrected_text,correction_seconds\n";
   for (const json& item : items) {
     csv += CsvField(export_id) + "," + CsvField(reviewer) + "," +
            CsvField(item["item"].get<std::string>()) + "," +
@@ -130,7 +137,7 @@ std::string ScoresCsv(const std::string& export_id, const std::string& reviewer,
            CsvField(item["reference"].is_string() ? item["reference"].get<std::string>() : "");
     for (size_t c = 0; c < rubric["criteria"].size(); ++c)
       csv += ",";
-    csv += ",\n";
+    csv += ",,,,\n";
   }
   return csv;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "base/files.h"
 #include "base/strings.h"
+#include "review/usability_fields.h"
 #include "store/findings.h"
 #include "store/review_data.h"
 
@@ -37,6 +39,7 @@ struct Scored {
   std::string reviewer;
   std::map<std::string, int64_t> scores;
   std::optional<double> seconds;
+  std::optional<store::Usability> usability;  // when the reviewer judged it
 };
 
 constexpr double kMaxSecondsPerItem = 86'400;
@@ -100,7 +103,7 @@ class Reader {
   // Checks one item's scores (criterion -> value as read; null: not given) and keeps them.
   void Check(const std::string& where, const Export& x, const std::string& reviewer,
              const std::string& item, const std::vector<std::pair<std::string, json>>& values,
-             const json& seconds) {
+             const json& seconds, const UsabilityFields& usability) {
     auto found = items_.find(item);
     if (found == items_.end() || found->second.export_id != x.id) {
       Error(where, "unknown item '" + item + "'");
@@ -113,7 +116,9 @@ class Reader {
     }
     const bool none =
         std::all_of(values.begin(), values.end(), [](const auto& v) { return v.second.is_null(); });
-    if (none && (seconds.is_null())) return;  // not scored yet
+    if (none && seconds.is_null() && usability.usability.is_null() &&
+        usability.corrected_text.is_null() && usability.correction_seconds.is_null())
+      return;  // not scored yet
     Scored s{.where = where, .item = item, .reviewer = reviewer};
     bool ok = true;
     std::vector<std::string> missing;
@@ -164,12 +169,29 @@ class Reader {
         s.seconds = seconds.get<double>();
       }
     }
+    if (!CheckUsabilityOf(where, item, usability, s)) ok = false;
     auto [first, added] = seen_.emplace(item, where);
     if (!added) {
       Error(where, "item '" + item + "' is scored twice (first at " + first->second + ")");
       ok = false;
     }
     if (ok) scored.push_back(std::move(s));
+  }
+
+  // Checks an item's usability fields into `s`; false on any error.
+  bool CheckUsabilityOf(const std::string& where, const std::string& item,
+                        const UsabilityFields& fields, Scored& s) {
+    CheckedUsability checked = CheckUsability(item, fields);
+    for (const std::string& error : checked.errors)
+      Error(where, error);
+    if (!checked.errors.empty()) return false;
+    if (checked.usability)
+      s.usability = store::Usability{.item_id = item,
+                                     .reviewer = s.reviewer,
+                                     .usability = *checked.usability,
+                                     .corrected_text = std::move(checked.corrected_text),
+                                     .correction_seconds = checked.correction_seconds};
+    return true;
   }
 
   void ReadJsonLines(const std::string& file, const std::string& text) {
@@ -224,10 +246,37 @@ class Reader {
       std::vector<std::pair<std::string, json>> values;
       for (const auto& [criterion, v] : value["scores"].items())
         values.emplace_back(criterion, v);
-      Check(where, *x, reviewer, value["item"].get<std::string>(), values,
-            value.contains("seconds") ? value["seconds"] : json(nullptr));
+      const auto field = [&](const char* name) {
+        return value.contains(name) ? value[name] : json(nullptr);
+      };
+      Check(where, *x, reviewer, value["item"].get<std::string>(), values, field("seconds"),
+            {field("usability"), field("corrected_text"), field("correction_seconds")});
     }
     if (!header) Error(Where(file, 1), "the file is empty");
+  }
+
+  // A number column's cell: null when empty or absent, the number, or else the text as given.
+  static json NumberCell(const CsvRecord& record, std::optional<size_t> col) {
+    if (!col || Trim(record.fields[*col]).empty()) return nullptr;
+    json value = json::parse(Trim(record.fields[*col]), nullptr, false);
+    return value.is_discarded() || !value.is_number() ? json(std::string(Trim(record.fields[*col])))
+                                                      : value;
+  }
+
+  // The usability columns of a row (old packets have none): empty cells are not given. The
+  // corrected text is kept as typed; only a cell of nothing but spaces counts as empty.
+  static UsabilityFields UsabilityCells(
+      const CsvRecord& record,
+      const std::function<std::optional<size_t>(const std::string&)>& column) {
+    UsabilityFields fields;
+    if (const std::optional<size_t> col = column("usability");
+        col && !Trim(record.fields[*col]).empty())
+      fields.usability = std::string(Trim(record.fields[*col]));
+    if (const std::optional<size_t> col = column("corrected_text");
+        col && !Trim(record.fields[*col]).empty())
+      fields.corrected_text = record.fields[*col];
+    fields.correction_seconds = NumberCell(record, column("correction_seconds"));
+    return fields;
   }
 
   void ReadCsv(const std::string& file, const std::string& text) {
@@ -255,8 +304,9 @@ class Reader {
             "export_id, reviewer and item");
       return;
     }
-    static const std::set<std::string> kText = {"export_id", "reviewer",  "item",   "conversation",
-                                                "answer",    "reference", "seconds"};
+    static const std::set<std::string> kText = {
+        "export_id", "reviewer", "item",      "conversation",   "answer",
+        "reference", "seconds",  "usability", "corrected_text", "correction_seconds"};
     for (const CsvRecord& record : std::span(*records).subspan(1)) {
       const std::string where = Where(file, record.line);
       if (record.fields.size() != head.size()) {
@@ -277,12 +327,8 @@ class Reader {
         }
         values.emplace_back(head[c], value);
       }
-      json seconds = nullptr;
-      if (seconds_col && !Trim(record.fields[*seconds_col]).empty()) {
-        seconds = json::parse(Trim(record.fields[*seconds_col]), nullptr, false);
-        if (seconds.is_discarded()) seconds = std::string(Trim(record.fields[*seconds_col]));
-      }
-      Check(where, *x, record.fields[*reviewer_col], record.fields[*item_col], values, seconds);
+      Check(where, *x, record.fields[*reviewer_col], record.fields[*item_col], values,
+            NumberCell(record, seconds_col), UsabilityCells(record, column));
     }
   }
 
@@ -308,6 +354,37 @@ Result<std::map<std::string, Export>> ReviewerExports(store::Store& store,
     exports.emplace(x.id, std::move(x));
   }
   return exports;
+}
+
+// Counts each read usability judgement against the store's and adds those to write; a changed
+// one without `replace` is an error.
+Status PlanUsability(store::Store& store, const std::vector<Scored>& scored, bool replace,
+                     int64_t now_ms, ImportResult& result, std::vector<store::Usability>& writes) {
+  for (const Scored& s : scored) {
+    if (!s.usability) continue;
+    Result<std::optional<store::Usability>> stored = store.FindUsability(s.item, s.reviewer);
+    if (!stored.ok()) return stored.status();
+    if (!stored->has_value()) {
+      ++result.usability_added;
+    } else if ((*stored)->SameAs(*s.usability)) {
+      ++result.usability_unchanged;
+      continue;
+    } else if (replace) {
+      ++result.usability_replaced;
+    } else {
+      result.errors.push_back(s.where + ": item '" + s.item +
+                              "': the store has another usability "
+                              "judgement (" +
+                              (*stored)->usability +
+                              ") from an earlier import; "
+                              "give --replace to change it (to " +
+                              s.usability->usability + ")");
+      continue;
+    }
+    writes.push_back(*s.usability);
+    writes.back().imported_unix_ms = now_ms;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -365,11 +442,16 @@ Result<ImportResult> ImportScores(store::Store& store, const std::string& run_id
                         .imported_unix_ms = now_ms});
     }
   }
+  std::vector<store::Usability> usability;
+  SG_RETURN_IF_ERROR(
+      PlanUsability(store, reader.scored, options.replace, now_ms, result, usability));
   if (!result.errors.empty()) {
     result.added = result.unchanged = result.replaced = 0;
+    result.usability_added = result.usability_unchanged = result.usability_replaced = 0;
     return result;
   }
   SG_RETURN_IF_ERROR(store.AddScores(writes));
+  SG_RETURN_IF_ERROR(store.AddUsability(usability));
   return result;
 }
 

@@ -87,6 +87,20 @@ button:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .nav, .download { border: 1px solid var(--line); background: var(--bg); border-radius: 6px; padding: .45rem .9rem; cursor: pointer; }
 .nav:disabled { opacity: .4; cursor: default; }
 .download { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
+.choices { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: .35rem; }
+.choice {
+  width: 100%; text-align: left; cursor: pointer; background: var(--bg); border: 1px solid var(--line);
+  border-radius: 6px; padding: .4rem .6rem;
+}
+.choice:hover { border-color: var(--accent); }
+.choice[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
+.hint { color: var(--muted); font-size: .9rem; margin: 0 0 .5rem; }
+.correction-label { display: block; font-weight: 600; margin: .7rem 0 .3rem; }
+.correction {
+  display: block; width: 100%; min-height: 8rem; resize: vertical; font: inherit; color: inherit;
+  background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .4rem .6rem;
+}
+textarea:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 [hidden] { display: none !important; }
 @media (pointer: coarse) { .legend { display: none; } }
 @media (max-width: 30rem) {
@@ -109,8 +123,9 @@ button:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 <p id="legend" class="legend" hidden>Keys: a digit <kbd>0</kbd>&ndash;<kbd>9</kbd> scores the
 marked criterion with the level of that number and moves on; <kbd>&uarr;</kbd> <kbd>&darr;</kbd> or
 <kbd>k</kbd> <kbd>j</kbd> change criterion; <kbd>&rarr;</kbd> or <kbd>n</kbd> next item;
-<kbd>&larr;</kbd> or <kbd>p</kbd> previous item. Progress is kept in this browser; download your
-scores when you are done.</p>
+<kbd>&larr;</kbd> or <kbd>p</kbd> previous item. Below the criteria, say whether the answer is
+usable; keys do nothing while you type a correction. Progress is kept in this browser; download
+your scores when you are done.</p>
 <main id="item"></main>
 </div>
 <nav id="bar" class="bar" aria-label="Items" hidden>
@@ -242,6 +257,15 @@ constexpr std::string_view kPageTail = R"html(</script>
     return lastGiven;
   }
   const seconds = new Map();  // item id -> seconds shown while the page was visible
+  // Whether each answer could be sent: item id -> {value, at}, value one of USABILITY's; the
+  // corrected text (item id -> {text, at}, set once the reviewer types); and the seconds the
+  // correction box had the focus while the page was visible (a part of the item's seconds).
+  const USABILITY = [['as_is', 'Usable as it is'], ['corrected', 'Usable after correction'],
+                     ['unusable', 'Not usable']];
+  const usability = new Map();
+  const corrections = new Map();
+  const correctionSeconds = new Map();
+  let correcting = false;     // the correction box has the focus
   let index = 0;              // the item shown
   let current = 0;            // the criterion digit keys score
   let since = null;           // performance.now() at the start of the visible stretch being timed
@@ -291,9 +315,40 @@ constexpr std::string_view kPageTail = R"html(</script>
         given.push({criterion: c.id, level: pair[1], at: Number.isFinite(pair[2]) ? pair[2] : 0});
       }
       const s = Number.isFinite(entry.seconds) && entry.seconds >= 0 ? entry.seconds : 0;
-      out.push({item: entry.item, given, seconds: s});
+      out.push({item: entry.item, given, seconds: s, ...readSavedUsability(entry)});
     }
     return out;
+  }
+
+  // An entry's usability, corrected text (each [value, time given]) and correction seconds, each
+  // left out when the save has none that is valid.
+  function readSavedUsability(entry) {
+    const out = {};
+    const u = entry.usability;
+    if (Array.isArray(u) && USABILITY.some(([value]) => value === u[0]) && Number.isFinite(u[1])) {
+      out.usability = {value: u[0], at: u[1]};
+    }
+    const c = entry.corrected;
+    if (Array.isArray(c) && typeof c[0] === 'string' && Number.isFinite(c[1])) out.corrected = {text: c[0], at: c[1]};
+    const cs = entry.correction_seconds;
+    out.correctionSeconds = Number.isFinite(cs) && cs >= 0 ? cs : 0;
+    return out;
+  }
+
+  // Takes a saved usability and corrected text in when given later than the ones here; an item
+  // keeps the larger correction time. Returns whether something here changed.
+  function takeInUsability(entry) {
+    let changed = false;
+    for (const [saved, mine, same] of [[entry.usability, usability, (a, b) => a.value === b.value],
+                                       [entry.corrected, corrections, (a, b) => a.text === b.text]]) {
+      const here = mine.get(entry.item);
+      if (!saved || (here && saved.at <= here.at)) continue;
+      lastGiven = Math.max(lastGiven, saved.at);
+      changed = changed || !here || !same(saved, here);
+      mine.set(entry.item, saved);
+    }
+    correctionSeconds.set(entry.item, Math.max(entry.correctionSeconds || 0, correctionSeconds.get(entry.item) || 0));
+    return changed;
   }
 
   // Takes a save in: a score given later than the one here replaces it, and an item keeps the
@@ -315,6 +370,7 @@ constexpr std::string_view kPageTail = R"html(</script>
         times.set(g.criterion, g.at);
       }
       seconds.set(entry.item, Math.max(entry.seconds, seconds.get(entry.item) || 0));
+      if (takeInUsability(entry)) changed = true;
     }
     return changed;
   }
@@ -344,6 +400,7 @@ constexpr std::string_view kPageTail = R"html(</script>
     const now = performance.now();
     const id = items[index].id;
     seconds.set(id, (seconds.get(id) || 0) + (now - since) / 1000);
+    if (correcting) correctionSeconds.set(id, (correctionSeconds.get(id) || 0) + (now - since) / 1000);
     since = now;
   }
   function stopClock() {
@@ -370,7 +427,13 @@ constexpr std::string_view kPageTail = R"html(</script>
     const entries = items.map((it) => {
       const times = givenAt.get(it.id) || new Map();
       const given = [...scoresOf(it.id)].map(([c, level]) => [c, level, times.get(c) || 0]);
-      return {item: it.id, scores: given, seconds: seconds.get(it.id) || 0};
+      const entry = {item: it.id, scores: given, seconds: seconds.get(it.id) || 0,
+                     correction_seconds: correctionSeconds.get(it.id) || 0};
+      const u = usability.get(it.id);
+      const c = corrections.get(it.id);
+      if (u) entry.usability = [u.value, u.at];
+      if (c) entry.corrected = [c.text, c.at];
+      return entry;
     });
     try {
       storage.setItem(storageKey, JSON.stringify({version: 1, items: entries}));
@@ -433,8 +496,76 @@ constexpr std::string_view kPageTail = R"html(</script>
     const list = element('section', 'criteria');
     list.setAttribute('aria-label', 'Criteria');
     criteria.forEach((c, ci) => list.append(criterionBox(c, ci)));
-    main.append(list);
+    main.append(list, usabilityBox(item));
     updateMarks();
+  }
+
+  // Whether the answer could be sent: three choices and, for a correction, a box to write the
+  // answer as the reviewer would send it (it starts as the answer). Its text goes only into the
+  // download, through .value.
+  function usabilityBox(item) {
+    const box = section('Could this answer be sent?', 'usability');
+    box.setAttribute('role', 'group');
+    box.setAttribute('aria-label', 'Could this answer be sent?');
+    box.append(element('p', 'hint', 'Say whether you would send this answer to the person who asked: ' +
+                       'as it is, after you correct it, or not at all. To correct it, change the ' +
+                       'answer in the box that appears until it is what you would send; the ' +
+                       'correction counts once you have changed it, and the time you spend in ' +
+                       'the box is recorded as correction time.'));
+    const choices = element('div', 'choices');
+    for (const [value, label] of USABILITY) {
+      const button = element('button', 'choice', label);
+      button.type = 'button';
+      button.dataset.usability = value;
+      button.setAttribute('aria-pressed', 'false');
+      button.addEventListener('click', () => chooseUsability(value));
+      choices.append(button);
+    }
+    const wrap = element('div', 'correction-wrap');
+    wrap.id = 'correction-wrap';
+    const label = element('label', 'correction-label', 'The answer as you would send it');
+    label.htmlFor = 'correction';
+    const area = element('textarea', 'correction');
+    area.id = 'correction';
+    area.rows = 8;
+    area.value = corrections.has(item.id) ? corrections.get(item.id).text : item.answer;
+    area.addEventListener('focus', () => {
+      flushClock();
+      correcting = true;
+    });
+    area.addEventListener('blur', () => {
+      flushClock();
+      correcting = false;
+      save();
+    });
+    area.addEventListener('input', () => {
+      corrections.set(item.id, {text: area.value, at: giveTime()});
+      save();
+      updateMarks();
+    });
+    wrap.append(label, area);
+    box.append(choices, wrap);
+    return box;
+  }
+
+  function chooseUsability(value) {
+    usability.set(items[index].id, {value, at: giveTime()});
+    save();
+    updateMarks();
+    if (value === 'corrected') byId('correction').focus();
+  }
+
+  // The usability choice shown, and the status it adds to an item's ('' when nothing is asked).
+  function updateUsability(id) {
+    const u = usability.get(id);
+    document.querySelectorAll('button.choice').forEach((button) => {
+      button.setAttribute('aria-pressed', String(u !== undefined && u.value === button.dataset.usability));
+    });
+    const wrap = byId('correction-wrap');
+    if (wrap) wrap.hidden = !(u && u.value === 'corrected');
+    if (!u) return '; is the answer usable?';
+    if (u.value === 'corrected' && correctionOf(id) === undefined) return '; write your correction';
+    return '';
   }
 
   function updateMarks() {
@@ -453,9 +584,9 @@ constexpr std::string_view kPageTail = R"html(</script>
     byId('download').textContent = 'Download scores (' + done + ' of ' + items.length + ' complete)';
     byId('prev').disabled = index === 0;
     byId('next').disabled = index === items.length - 1;
-    byId('status').textContent = mine.size < criteria.length
+    byId('status').textContent = (mine.size < criteria.length
       ? mine.size + ' of ' + criteria.length + ' criteria scored'
-      : done === items.length ? 'All items complete' : 'Item complete';
+      : done === items.length ? 'All items complete' : 'Item complete') + updateUsability(items[index].id);
   }
 
   function choose(criterionIndex, level) {
@@ -472,6 +603,7 @@ constexpr std::string_view kPageTail = R"html(</script>
   function show(newIndex) {
     if (newIndex < 0 || newIndex >= items.length) return;
     stopClock();
+    correcting = false;  // the box is replaced; its blur may never come
     index = newIndex;
     const mine = scoresOf(items[index].id);
     const open = criteria.findIndex((c) => !mine.has(c.id));
@@ -526,6 +658,27 @@ constexpr std::string_view kPageTail = R"html(</script>
     event.preventDefault();
   }
 
+  // A correction written for the item (not only spaces), or undefined.
+  function correctionOf(id) {
+    const c = corrections.get(id);
+    return c && c.text.trim() !== '' ? c.text : undefined;
+  }
+
+  // The usability fields of an item's download line ('' when not judged): a correction's text and
+  // seconds only with "corrected". "Usable after correction" with no correction written yet is
+  // left out, as not judged: the import needs the text.
+  function usabilityFields(id) {
+    const u = usability.get(id);
+    if (!u) return '';
+    let out = ',"usability":' + JSON.stringify(u.value);
+    if (u.value !== 'corrected') return out;
+    const text = correctionOf(id);
+    if (text === undefined) return '';
+    out += ',"corrected_text":' + JSON.stringify(text);
+    const spent = Math.round((correctionSeconds.get(id) || 0) * 10) / 10;
+    return out + ',"correction_seconds":' + JSON.stringify(spent);
+  }
+
   function download() {
     save();
     const header = {format: 'stagegate-scores', version: 1, export_id: packet.exportId, reviewer: packet.reviewer};
@@ -537,7 +690,8 @@ constexpr std::string_view kPageTail = R"html(</script>
       // "2" before "1".
       const pairs = criteria.map((c) => JSON.stringify(c.id) + ':' + JSON.stringify(mine.get(c.id)));
       const time = Math.round((seconds.get(item.id) || 0) * 10) / 10;
-      lines.push('{"item":' + JSON.stringify(item.id) + ',"scores":{' + pairs.join(',') + '},"seconds":' + JSON.stringify(time) + '}');
+      lines.push('{"item":' + JSON.stringify(item.id) + ',"scores":{' + pairs.join(',') + '},"seconds":' +
+                 JSON.stringify(time) + usabilityFields(item.id) + '}');
     }
     const blob = new Blob([lines.map((line) => line + '\n').join('')], {type: 'application/x-ndjson'});
     const safe = (text) => text.replace(/[^A-Za-z0-9._-]/g, '_');

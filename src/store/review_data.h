@@ -68,4 +68,26 @@ struct StoredScore {
   std::optional<double> item_seconds;
 };
 
+/// Machine names of a reviewer's judgement of an answer's usability.
+inline constexpr const char* kUsableAsIs = "as_is";
+inline constexpr const char* kUsableAfterCorrection = "corrected";
+inline constexpr const char* kNotUsable = "unusable";
+
+/// A reviewer's judgement of one item: usable as it is, after correction, or not at all. Only a
+/// corrected item has a corrected text and correction seconds (each may be missing).
+struct Usability {
+  std::string item_id;
+  std::string reviewer;
+  std::string usability;  // kUsableAsIs, kUsableAfterCorrection or kNotUsable
+  std::optional<std::string> corrected_text;
+  std::optional<double> correction_seconds;
+  int64_t imported_unix_ms = 0;
+
+  /// Same judgement, text and seconds (the import time aside).
+  bool SameAs(const Usability& other) const {
+    return usability == other.usability && corrected_text == other.corrected_text &&
+           correction_seconds == other.correction_seconds;
+  }
+};
+
 }  // namespace stagegate::store

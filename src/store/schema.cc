@@ -195,6 +195,19 @@ const std::vector<std::string>& Migrations() {
       );
       CREATE INDEX signoffs_by_run ON signoffs(run_id, condition, id);
       )sql",
+      // 12: each reviewer's judgement of whether an answer is usable as it is, after correction,
+      // or not at all, with the corrected text and the seconds spent correcting it.
+      R"sql(
+      CREATE TABLE usability (
+        item_id TEXT NOT NULL REFERENCES review_items(item_id) ON DELETE CASCADE,
+        reviewer TEXT NOT NULL,
+        usability TEXT NOT NULL CHECK (usability IN ('as_is', 'corrected', 'unusable')),
+        corrected_text TEXT,
+        correction_seconds REAL,
+        imported_unix_ms INTEGER NOT NULL,
+        PRIMARY KEY (item_id, reviewer)
+      );
+      )sql",
   };
   return kMigrations;
 }

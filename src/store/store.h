@@ -201,6 +201,17 @@ class Store {
   Result<std::map<std::string, std::map<int64_t, int64_t>>> ScoreLevelCounts(
       const std::string& run_id);
 
+  // Usability judgements (defined in usability.cc).
+
+  /// Adds reviewers' usability judgements in one transaction, all or none; one stored already
+  /// for the same item and reviewer is replaced.
+  Status AddUsability(const std::vector<Usability>& judgements);
+  /// The judgement stored for an item and reviewer; none when there is none.
+  Result<std::optional<Usability>> FindUsability(const std::string& item_id,
+                                                 const std::string& reviewer);
+  /// The usability judgements of a run's items, ordered by item, then reviewer.
+  Result<std::vector<Usability>> ListUsability(const std::string& run_id);
+
   // Sign-offs (defined in signoffs.cc).
 
   /// Records a decision.

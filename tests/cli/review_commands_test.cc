@@ -243,7 +243,8 @@ TEST_CASE("export writes blinded, balanced packets and keeps the map only in the
       for (const auto& [key, value] : lines[i].items())
         keys.insert(key);
       CHECK(keys == std::set<std::string>{"item", "conversation", "answer", "reference", "scores",
-                                          "seconds"});
+                                          "seconds", "usability", "corrected_text",
+                                          "correction_seconds"});
       CHECK(lines[i]["reference"].is_null());  // not without --with-reference
       // The item id is the store's, and this reviewer's.
       REQUIRE(items.contains(lines[i]["item"]));
@@ -570,9 +571,10 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
   testing::TempDir dir;
   const std::string run = ReviewRun(dir);
   REQUIRE(Export(dir, run, {"--reviewers", "1", "--per-item", "1"}).exit_code == 0);
-  // Fill the four criterion columns and seconds of every row; keep the quoted text as it is.
+  // Fill the four criterion columns and seconds of every row, and leave the usability columns
+  // empty; keep the quoted text as it is.
   std::string csv = testing::ReadText(dir / "packets/reviewer-r1.csv");
-  csv = testing::ReplaceAll(csv, ",,,,,\n", ",4,3,5,1,12.5\n");
+  csv = testing::ReplaceAll(csv, ",,,,,,,,\n", ",4,3,5,1,12.5,,,\n");
   testing::WriteText(dir / "r1.csv", csv);
   Ran ran = testing::RunStagegate(dir, {"import", run, dir / "r1.csv"});
   INFO(ran.out << ran.err);
@@ -581,7 +583,8 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
   CHECK(Count(dir, "SELECT COUNT(*) FROM scores WHERE criterion = 'groundedness' AND value = 3") ==
         12);
   // A level off the scale in a CSV row is named with the row's line.
-  testing::WriteText(dir / "bad.csv", testing::ReplaceAll(csv, ",4,3,5,1,12.5\n", ",4,3,9,1,\n"));
+  testing::WriteText(dir / "bad.csv",
+                     testing::ReplaceAll(csv, ",4,3,5,1,12.5,,,\n", ",4,3,9,1,,,,\n"));
   Ran bad = testing::RunStagegate(dir, {"import", run, dir / "bad.csv", "--replace"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find(dir / "bad.csv:2: item '") != std::string::npos);
@@ -594,7 +597,7 @@ TEST_CASE("a filled-in CSV packet imports like the JSON Lines one", "[cli][revie
   CHECK(bom.out.find("imported 12 scored items") != std::string::npos);
   // A CSV saved in another encoding is named, not read as garbled scores.
   testing::WriteText(dir / "latin1.csv",
-                     testing::ReplaceAll(csv, ",4,3,5,1,12.5\n", ",4,3,5,1,\xE9\n"));
+                     testing::ReplaceAll(csv, ",4,3,5,1,12.5,,,\n", ",4,3,5,1,\xE9,,,\n"));
   Ran latin1 = testing::RunStagegate(dir, {"import", run, dir / "latin1.csv", "--replace"});
   CHECK(latin1.exit_code == 2);
   CHECK(latin1.err.find(dir / "latin1.csv:2: not UTF-8: save the file as UTF-8") !=
@@ -618,7 +621,7 @@ TEST_CASE("answers that read as formulas are neutralised in the CSV packet and s
   CHECK(csv.find(",\"=HYPERLINK") == std::string::npos);
   CHECK(csv.find(",\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"x\"\")") != std::string::npos);
   // The import reads ids and scores, not the text: the packet filled in imports in full.
-  csv = testing::ReplaceAll(csv, ",,,,,\n", ",4,3,5,1,12.5\n");
+  csv = testing::ReplaceAll(csv, ",,,,,,,,\n", ",4,3,5,1,12.5,,,\n");
   testing::WriteText(dir / "r1.csv", csv);
   Ran ran = testing::RunStagegate(dir, {"import", run, dir / "r1.csv"});
   INFO(ran.out << ran.err);
@@ -775,6 +778,61 @@ TEST_CASE("a judge reply that is not scores leaves the answer unscored and says 
   CHECK(ran.err.find(": the reply holds no JSON object: \"It reads well to me.\"") !=
         std::string::npos);
   CHECK(ran.out.find("judge judge-x scored 0 of 12 answers") != std::string::npos);
+}
+
+TEST_CASE("usability judgements are imported, summarised, and never exported again",
+          "[cli][review][shared-runs][correction]") {
+  testing::TempDir dir;
+  const std::string run = ReviewRun(dir);
+  REQUIRE(Export(dir, run, {"--reviewers", "1", "--per-item", "1"}).exit_code == 0);
+  std::vector<json> lines = JsonLines(dir / "packets/reviewer-r1.jsonl");
+  REQUIRE(lines.size() == 13);
+  // Of the 12 answers: 6 usable as they are, 4 corrected (30, 60, 90 and 120 s), 2 not usable.
+  for (size_t i = 1; i < lines.size(); ++i) {
+    for (auto& [criterion, value] : lines[i]["scores"].items())
+      value = criterion == "permission_safety" ? 1 : 4;
+    lines[i]["seconds"] = 200;
+    lines[i]["usability"] = i <= 6 ? "as_is" : i <= 10 ? "corrected" : "unusable";
+    if (i > 6 && i <= 10) {
+      lines[i]["corrected_text"] = "<b>xyzzy</b> " + std::to_string(i);
+      lines[i]["correction_seconds"] = 30.0 * static_cast<double>(i - 6);
+    }
+  }
+  WriteJsonLines(dir / "r1.jsonl", lines);
+  Ran imported = testing::RunStagegate(dir, {"import", run, dir / "r1.jsonl"});
+  INFO(imported.out << imported.err);
+  REQUIRE(imported.exit_code == 0);
+  CHECK(imported.out.find("usability judgements: 12 added, 0 replaced, 0 unchanged") !=
+        std::string::npos);
+  CHECK(Count(dir, "SELECT COUNT(*) FROM usability WHERE corrected_text LIKE '<b>xyzzy</b>%'") ==
+        4);
+
+  Ran quality = testing::RunStagegate(dir, {"quality", run, "--json"});
+  REQUIRE(quality.exit_code == 0);
+  const json c = json::parse(quality.out)["correction"];
+  const json& a = c["by_source"][0];
+  CHECK(a["source"] == "assistant");
+  CHECK(a["judgements"] == 12);
+  CHECK(a["as_is_share"].get<double>() == Approx(0.5));
+  CHECK(a["median_correction_s"].get<double>() == Approx(75));
+  // 300 s of correction over 12 answers: 25 s an answer, 2500 s (41.7 min) per 100.
+  CHECK(a["correction_minutes_per_100_answers"].get<double>() == Approx(2500.0 / 60));
+  // 12 x 200 s = 2400 s over 12 scored answers, as many sampled.
+  CHECK(c["reviewer_hours"]["hours"].get<double>() == Approx(2400.0 / 3600));
+  CHECK(c["reviewer_hours"]["projected_hours_next_release"].get<double>() == Approx(2400.0 / 3600));
+  Ran text = testing::RunStagegate(dir, {"quality", run});
+  CHECK(text.out.find("  usability, assistant (12 reviewer judgements): usable as it is 0.5 "
+                      "(95% Wilson interval 0.25 to 0.75), after correction 0.33, not usable "
+                      "0.17") != std::string::npos);
+  CHECK(text.out.find("xyzzy") == std::string::npos);
+
+  // A second export's packets carry the answers, never a reviewer's correction.
+  REQUIRE(testing::RunStagegate(
+              dir, {"export", run, "--out", dir / "again", "--reviewers", "1", "--per-item", "1"})
+              .exit_code == 0);
+  for (const char* file : {"reviewer-r1.jsonl", "reviewer-r1.csv", "reviewer-r1.html"})
+    CHECK(testing::ReadText(dir / ("again/" + std::string(file))).find("xyzzy") ==
+          std::string::npos);
 }
 
 TEST_CASE("export refuses what it cannot do", "[cli][review][shared-runs]") {

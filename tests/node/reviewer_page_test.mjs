@@ -178,6 +178,45 @@ async function download(page, fileName) {
   fail(`no download ${target} after 10 s`);
 }
 
+// The correction typed into the first item: markup, quotes and a line break, kept as text.
+const kCorrection = 'Book it in the <b>HR portal</b> & tell "your" manager.\nThen wait.';
+
+// Says the answer shown is usable after correction and types kCorrection over the answer the box
+// starts with, then leaves the box; returns the page's own time spent typing, in seconds.
+async function correctShownItem(page, answer) {
+  await clickChoice(page, 'corrected');
+  const box = await page.$eval('#correction', (n) => ({
+    focused: document.activeElement === n, value: n.value, hidden: n.closest('[hidden]') !== null}));
+  check(box.focused && !box.hidden, 'choosing "usable after correction" does not open the correction box');
+  check(box.value === answer, 'the correction box does not start with the answer');
+  // Until the answer is changed there is no correction: the page asks for one, and its download
+  // would leave the judgement out.
+  const asking = await page.$eval('#status', (n) => n.textContent);
+  check(asking.endsWith('; write your correction'), `before correcting, the status reads "${asking}"`);
+  const started = await page.evaluate(() => {
+    document.getElementById('correction').select();
+    return performance.now();
+  });
+  await page.keyboard.type(kCorrection, {delay: 10});
+  const ended = await page.evaluate(() => {
+    document.getElementById('correction').blur();
+    return performance.now();
+  });
+  const status = await page.$eval('#status', (n) => n.textContent);
+  check(!status.includes('usable'), `after correcting, the status still asks: "${status}"`);
+  return (ended - started) / 1000;
+}
+
+async function clickChoice(page, value) {
+  const button = await page.$(`button.choice[data-usability="${value}"]`);
+  if (!button) fail(`no usability choice ${value}`);
+  await button.evaluate((b) => b.scrollIntoView({block: 'center'}));
+  await button.click();
+  const pressed = await page.$$eval('button.choice', (bs) =>
+    bs.filter((b) => b.getAttribute('aria-pressed') === 'true').map((b) => b.dataset.usability));
+  check(JSON.stringify(pressed) === JSON.stringify([value]), `after choosing ${value} the page shows ${pressed}`);
+}
+
 function checkScoresFile(text, packet, expected) {
   check(text.endsWith('\n'), 'the scores file does not end with a newline');
   const lines = text.slice(0, -1).split('\n');
@@ -189,12 +228,25 @@ function checkScoresFile(text, packet, expected) {
   const times = [];
   expected.forEach((want, k) => {
     const line = lines[1 + k];
-    const match = /,"seconds":(\d+(?:\.\d)?)\}$/.exec(line);
+    const match = /,"seconds":(\d+(?:\.\d)?)(,"usability".*)?\}$/.exec(line);
     check(match, `line ${k + 2} has no seconds with at most one decimal: ${line}`);
     const scores = packet.rubric.criteria.map((c, ci) => `"${c.id}":${want.levels[ci]}`).join(',');
-    const exact = `{"item":"${want.item}","scores":{${scores}},"seconds":${match[1]}}`;
-    check(line === exact, `line ${k + 2} is ${line}, expected ${exact}`);
+    let usability = '';
     const seconds = Number(match[1]);
+    if (want.usability === 'corrected') {
+      const spent = /,"correction_seconds":(\d+(?:\.\d)?)$/.exec(match[2] || '');
+      check(spent, `line ${k + 2} has no correction seconds: ${line}`);
+      const correction = Number(spent[1]);
+      // The page counted the typing (to a tenth of a second), and no more than the item's time.
+      check(correction > 0 && correction >= Math.floor(want.typing * 10) / 10 - 0.1 && correction <= seconds,
+            `item ${want.item}: ${correction} s correcting, ${want.typing.toFixed(2)} s typing, ${seconds} s on the item`);
+      usability = `,"usability":"corrected","corrected_text":${JSON.stringify(kCorrection)},` +
+                  `"correction_seconds":${spent[1]}`;
+    } else if (want.usability) {
+      usability = `,"usability":"${want.usability}"`;
+    }
+    const exact = `{"item":"${want.item}","scores":{${scores}},"seconds":${match[1]}${usability}}`;
+    check(line === exact, `line ${k + 2} is ${line}, expected ${exact}`);
     check(seconds > 0, `item ${want.item}: ${seconds} seconds`);
     times.push(seconds);
   });
@@ -589,7 +641,16 @@ async function run(browser) {
       }
       await expectMarks(page, {current: sorted.length - 1, pressed: levels}, `item ${i + 1}`);
     }
-    expected.push({item: packet.items[i].item, levels});
+    const want = {item: packet.items[i].item, levels};
+    // The first answer needs a correction, the second is usable as it is, the rest are not judged.
+    if (i === 0) {
+      want.usability = 'corrected';
+      want.typing = await correctShownItem(page, packet.items[i].answer);
+    } else if (i === 1) {
+      await clickChoice(page, 'as_is');
+      want.usability = 'as_is';
+    }
+    expected.push(want);
     if (i + 1 < total) await page.keyboard.press(i % 2 ? 'n' : 'ArrowRight');
     checkIncidents(`scoring item ${i + 1}`);
   }
@@ -614,6 +675,16 @@ async function run(browser) {
     check(JSON.stringify(got.pressed) === JSON.stringify(expected[i].levels),
           `after reload item ${i + 1} shows ${JSON.stringify(got.pressed)}, expected ` +
               JSON.stringify(expected[i].levels));
+    const kept = await page.evaluate(() => ({
+      pressed: [...document.querySelectorAll('button.choice')]
+          .filter((b) => b.getAttribute('aria-pressed') === 'true').map((b) => b.dataset.usability),
+      correction: document.getElementById('correction').value,
+    }));
+    check(JSON.stringify(kept.pressed) === JSON.stringify(expected[i].usability ? [expected[i].usability] : []),
+          `after reload item ${i + 1} shows usability ${kept.pressed}`);
+    if (expected[i].usability === 'corrected') {
+      check(kept.correction === kCorrection, `after reload the correction reads ${JSON.stringify(kept.correction)}`);
+    }
     await page.keyboard.press('n');
   }
   if (toScore < total) {

@@ -359,5 +359,43 @@ TEST_CASE("SummarizeQuality is pending before anything is exported", "[quality][
   CHECK(s.sampled == 0);
 }
 
+TEST_CASE("SummarizeQuality reads the reviewers' usability judgements and hours",
+          "[quality][summary][correction]") {
+  ScoredRun scored(R"({"min_scored_answers":2})");
+  RequireOk(scored.store->AddUsability(
+      {{.item_id = "i-r1-1", .reviewer = "r1", .usability = "as_is", .imported_unix_ms = 4},
+       {.item_id = "i-r2-1",
+        .reviewer = "r2",
+        .usability = "corrected",
+        .corrected_text = "fixed",
+        .correction_seconds = 30,
+        .imported_unix_ms = 4},
+       {.item_id = "i-r1-2", .reviewer = "r1", .usability = "unusable", .imported_unix_ms = 4},
+       // An LLM judge's item is not a reviewer's: never counted.
+       {.item_id = "j-1", .reviewer = "judge", .usability = "as_is", .imported_unix_ms = 4}}));
+  const QualitySummary s = Ok(SummarizeQuality(*scored.store, scored.run, nullptr));
+  REQUIRE(s.correction.by_source.size() == 1);
+  const CorrectionFigures& f = s.correction.by_source[0];
+  CHECK(f.source == "assistant");
+  CHECK(f.judgements == 3);
+  CHECK(f.as_is == 1);
+  CHECK(f.corrected == 1);
+  CHECK(f.unusable == 1);
+  CHECK(*f.median_correction_s == 30);
+  CHECK(*f.minutes_per_100 == Approx(30.0 / 3 * 100 / 60));
+  // r1 10 + 20 + 30 + 40 s, r2 4 x 60 s: 340 s over the 4 scored answers, 4 sampled.
+  CHECK(s.correction.reviewing.hours == Approx(340.0 / 3600));
+  CHECK(s.correction.reviewing.scored_answers == 4);
+  CHECK(s.correction.reviewing.sampled_answers == 4);
+  CHECK(*s.correction.reviewing.projected_hours == Approx(340.0 / 3600));
+  CHECK(QualityToJson(s)["correction"]["by_source"][0]["judgements"] == 3);
+  const Strings lines = QualityLines(s);
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& line) {
+          return line.starts_with(
+              "  usability, assistant (3 reviewer judgements): usable as it "
+              "is 0.33");
+        }) == 1);
+}
+
 }  // namespace
 }  // namespace stagegate::quality

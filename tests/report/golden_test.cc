@@ -97,6 +97,25 @@ void AddScores(store::Store& s, const std::string& run_id) {
     }
   REQUIRE(s.AddExport(info, items).ok());
   REQUIRE(s.AddScores(scores).ok());
+  // Each reviewer says whether the answer is usable: in turn as it is, as it is, after a
+  // correction of 20 to 40 s (its text is never shown), and not usable.
+  std::vector<store::Usability> usability;
+  int64_t n = 0;
+  for (const store::ReviewItem& item : items) {
+    store::Usability u{.item_id = item.item_id,
+                       .reviewer = item.reviewer,
+                       .usability = n % 4 < 2    ? "as_is"
+                                    : n % 4 == 2 ? "corrected"
+                                                 : "unusable",
+                       .imported_unix_ms = 1'764'600'000'000};
+    if (n % 4 == 2) {
+      u.corrected_text = "<b>xyzzy-correction</b> & sent";
+      u.correction_seconds = 20 + 5 * static_cast<double>(n % 5);
+    }
+    usability.push_back(std::move(u));
+    ++n;
+  }
+  REQUIRE(s.AddUsability(usability).ok());
 }
 
 struct GoldenRun {
@@ -155,6 +174,10 @@ TEST_CASE("every report format matches its golden file for a ready, a not ready 
     CheckGolden(base + ".report.html", ReportHtml(*model));
     CheckGolden(base + ".report.junit.xml", ReportJunit(*model));
     CheckGolden(base + ".report.csv", ReportCsv(*model));
+    // The reviewers' corrected texts stay in the store: the report shows only the figures.
+    for (const std::string& text :
+         {ReportJson(*model).dump(), ReportMarkdown(*model), ReportHtml(*model), ReportCsv(*model)})
+      CHECK(text.find("xyzzy") == std::string::npos);
   }
 }
 

@@ -112,8 +112,8 @@ std::vector<std::string> SchemaObjects(Database& db) {
 }
 
 const std::vector<std::string> kCurrentTables = {
-    "answers", "chunks", "exports",  "fault_results",     "phases", "requests", "review_items",
-    "runs",    "scores", "signoffs", "telemetry_samples",
+    "answers", "chunks", "exports",  "fault_results",     "phases",    "requests", "review_items",
+    "runs",    "scores", "signoffs", "telemetry_samples", "usability",
 };
 
 std::string ReadFile(const std::string& path) {
