@@ -232,6 +232,8 @@ std::vector<std::string> ConditionLines(const Bundle& bundle) {
       text += ", " + ref.name + " >= " + FormatNumber(floor);
     for (const Ref& ref : q.hard_criteria)
       text += ", " + ref.name + " must pass";
+    if (q.no_regression_from == RegressionBaseline::kApproved)
+      text += ", no task may regress from the approved run";
     lines.push_back("condition 2  " + text);
   } else {
     lines.push_back("condition 2  quality: no rubric; condition 2 will stay pending");

@@ -185,14 +185,18 @@ json QualityJson(const QualityThresholds& q) {
   json hard = json::array();
   for (const Ref& ref : q.hard_criteria)
     hard.push_back(ref.name);
-  return {{"samples", {{"at_rest", q.samples_at_rest}, {"under_load", q.samples_under_load}}},
-          {"reviewers_per_answer", q.reviewers_per_answer},
-          {"min_scored_answers", q.min_scored_answers},
-          {"min_agreement", q.min_agreement},
-          {"min_mean", Optional(q.min_mean)},
-          {"min_pass_rate", Optional(q.min_pass_rate)},
-          {"criterion_floors", floors},
-          {"hard_criteria", hard}};
+  json out = {{"samples", {{"at_rest", q.samples_at_rest}, {"under_load", q.samples_under_load}}},
+              {"reviewers_per_answer", q.reviewers_per_answer},
+              {"min_scored_answers", q.min_scored_answers},
+              {"min_agreement", q.min_agreement},
+              {"min_mean", Optional(q.min_mean)},
+              {"min_pass_rate", Optional(q.min_pass_rate)},
+              {"criterion_floors", floors},
+              {"hard_criteria", hard}};
+  // Only a scenario with the rule has the key, so that others keep their fingerprints.
+  if (q.no_regression_from != RegressionBaseline::kNone)
+    out["no_regression_from"] = NameOf(q.no_regression_from, kRegressionBaselineNames);
+  return out;
 }
 
 // The scenario's input: its source and what the source needs.
@@ -262,6 +266,7 @@ json CanonicalCorpus(const Corpus& corpus) {
     if (!t.follow_ups.empty()) task["follow_ups"] = t.follow_ups;
     if (!t.tags.empty()) task["tags"] = t.tags;
     if (t.example) task["example"] = true;
+    if (t.required) task["required"] = true;  // it changes what the gate decides
     tasks.push_back(std::move(task));
   }
   json documents = json::array();
