@@ -10,6 +10,7 @@
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
 #include "quality/summary.h"
+#include "report/task_rules_report.h"
 #include "review/export.h"
 #include "review/import.h"
 #include "review/judge.h"
@@ -171,14 +172,23 @@ class QualityCommand : public Command {
     if (json_) {
       console.Line(
           quality::QualityToJson(*summary).dump(2, ' ', false, json::error_handler_t::replace));
-    } else {
+    }
+    // The per-task rules, as the report applies them.
+    report::ReportModel tasks{.run = opened->run, .quality = *summary};
+    const Status rules = report::AddTaskRules(*opened->store, bundle ? &*bundle : nullptr, tasks);
+    if (!rules.ok()) return Fail(console, "quality", rules);
+    if (!json_) {
       for (const std::string& line : quality::QualityLines(*summary))
+        console.Line(line);
+      for (const std::string& line : report::TaskRulesLines(tasks))
         console.Line(line);
     }
     if (!gate_) return ExitCode::kOk;
-    return summary->verdict == quality::QualityVerdict::kPass      ? ExitCode::kOk
-           : summary->verdict == quality::QualityVerdict::kPending ? ExitCode::kPending
-                                                                   : ExitCode::kGateFailed;
+    if (summary->verdict == quality::QualityVerdict::kFail || !tasks.task_rules.findings.empty())
+      return ExitCode::kGateFailed;
+    return summary->verdict == quality::QualityVerdict::kPass && tasks.task_rules.pending.empty()
+               ? ExitCode::kOk
+               : ExitCode::kPending;
   }
 
  private:

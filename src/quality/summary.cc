@@ -505,8 +505,10 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   s.reviewers = static_cast<int64_t>(scores->reviewers.size());
   const std::vector<Judged> judged = JudgeScoredAnswers(*answers, reviewed, *rubric);
   s.scored = static_cast<int64_t>(judged.size());
-  for (const Judged& j : judged)
+  for (const Judged& j : judged) {
     s.answer_scores.push_back(j.weighted);
+    s.answer_passed[j.answer->request_id] = j.passed;
+  }
   // An LLM judge's scores: a separate, labelled scorer, never part of the verdict.
   for (const auto& [scorer, of_scorer] : scores->by_scorer)
     if (scorer != store::kReviewersScorer)

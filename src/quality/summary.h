@@ -107,6 +107,9 @@ struct QualitySummary {
   AutomatedChecks automated;
   std::vector<GroupScores> judges;    // each LLM judge ("judge:<model>"), apart from the above
   std::vector<double> answer_scores;  // each scored answer's weighted mean (for comparisons)
+  /// Each answer its independent reviewers have all scored: request id -> whether it meets the
+  /// rubric's pass rule and hard floors (the per-task gate rules read it).
+  std::map<int64_t, bool> answer_passed;
   std::vector<std::string> notes;
 
   /// Whether the figures rest on fewer answers than are needed.

@@ -189,6 +189,7 @@ struct StoredQualityThresholds {
   std::optional<double> min_mean;
   std::optional<double> min_pass_rate;
   std::map<std::string, double> criterion_floors;
+  std::string no_regression_from;  // "approved", or "" without the rule
 };
 
 /// The `cost` section of a stored scenario (manifest::Cost): what one instance or GPU cost an
