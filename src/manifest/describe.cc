@@ -99,6 +99,11 @@ std::vector<std::string> CorpusLines(const Corpus& corpus) {
   lines.push_back("  by category  " + Counts(by_category));
   lines.push_back("  by persona   " + Counts(by_persona));
   lines.push_back("  by need      " + Counts(by_need));
+  std::string required;
+  for (const Task& task : corpus.tasks)
+    if (task.required) required += (required.empty() ? "" : ", ") + task.id;
+  if (!required.empty())
+    lines.push_back("  required     " + required + " (must pass in every run)");
   return lines;
 }
 

@@ -127,6 +127,8 @@ TEST_CASE("a required task that fails makes report --gate exit 1, naming it and 
   const std::string trace = finding["trace_id"];
   CHECK(trace.size() == 32);
   CHECK(Has(gate.out, "(trace " + trace + ")"));
+  // The salary-band refusal the demo corpus requires is refused (403) and passes.
+  CHECK(rules["required_passed"] == 1);
   // First in condition 2 of report.md, before the reviewers' summary, and in report.html.
   const std::string md = testing::ReadText(dir / ("report-" + run + "/report.md"));
   const size_t table = md.find(
