@@ -215,6 +215,28 @@ TEST_CASE(
             "  quality: every task of the corpus is covered, as in the approved run (" +
                 std::to_string(missing.size()) + " missing: "));
 
+  // A run that answers as the approved one did, scored: nothing regressed, and the missing
+  // tasks alone fail the gate, each named.
+  const std::string again = ScriptedRun(dir, {});
+  testing::ScoreAll(dir, again);
+  Ran only_missing = Gate(dir, again);
+  INFO(only_missing.out << only_missing.err);
+  CHECK(only_missing.exit_code == 1);
+  const json again_report = ReportJson(dir, again);
+  const json& again_findings = again_report["conditions"]["quality"]["task_rules"]["findings"];
+  REQUIRE_FALSE(again_findings.empty());
+  for (const json& f : again_findings) {
+    CHECK(f["rule"] == "missing");
+    CHECK(f["trace_id"].is_null());
+  }
+  CHECK(again_findings.size() == corpus_tasks - CoveredTasks(dir, again).size());
+  REQUIRE(again_report["verdict_reasons"].size() == 1);
+  CHECK(again_report["verdict_reasons"][0].get<std::string>().starts_with(
+      "quality: every task of the corpus is covered, as in the approved run (" +
+      std::to_string(again_findings.size()) +
+      " missing: " + again_findings[0]["task"].get<std::string>()));
+  CHECK(Has(only_missing.out, again_findings[0]["task"].get<std::string>()));
+
   // The owner rejects the first run after all: no approved run is left, and the rule waits.
   REQUIRE(testing::RunStagegate(dir, {"signoff", first, "--condition", "quality", "--by", "Dana",
                                       "--decision", "reject"})
