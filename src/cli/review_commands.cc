@@ -169,15 +169,17 @@ class QualityCommand : public Command {
     Result<quality::QualitySummary> summary =
         quality::SummarizeQuality(*opened->store, opened->run, bundle ? &*bundle : nullptr);
     if (!summary.ok()) return Fail(console, "quality", summary.status());
-    if (json_) {
-      console.Line(
-          quality::QualityToJson(*summary).dump(2, ' ', false, json::error_handler_t::replace));
-    }
     // The per-task rules, as the report applies them.
     report::ReportModel tasks{.run = opened->run, .quality = *summary};
     const Status rules = report::AddTaskRules(*opened->store, bundle ? &*bundle : nullptr, tasks);
     if (!rules.ok()) return Fail(console, "quality", rules);
-    if (!json_) {
+    if (json_) {
+      json out = quality::QualityToJson(*summary);
+      // Only with a rule, so that the summary of other runs stays as it was.
+      if (tasks.task_rules.required_rule || tasks.task_rules.regression_rule)
+        out["task_rules"] = report::TaskRulesJson(tasks);
+      console.Line(out.dump(2, ' ', false, json::error_handler_t::replace));
+    } else {
       for (const std::string& line : quality::QualityLines(*summary))
         console.Line(line);
       for (const std::string& line : report::TaskRulesLines(tasks))

@@ -146,6 +146,13 @@ TEST_CASE("a required task that fails makes report --gate exit 1, naming it and 
   INFO(quality.out << quality.err);
   CHECK(quality.exit_code == 1);
   CHECK(Has(quality.out, "  required failed: hr-my-leave-balance: answer "));
+  // quality --json gives the same findings as report.json.
+  Ran quality_json = testing::RunStagegate(dir, {"quality", run, "--json"});
+  INFO(quality_json.out << quality_json.err);
+  REQUIRE(quality_json.exit_code == 0);
+  const json q = json::parse(quality_json.out);
+  CHECK(q["task_rules"]["findings"] == rules["findings"]);
+  CHECK(q["task_rules"]["required_passed"] == 1);
 }
 
 TEST_CASE(
