@@ -10,6 +10,7 @@
 #include "manifest/bundle.h"
 #include "manifest/fingerprint.h"
 #include "quality/summary.h"
+#include "report/task_rules_report.h"
 #include "review/export.h"
 #include "review/import.h"
 #include "review/judge.h"
@@ -172,17 +173,28 @@ class QualityCommand : public Command {
     Result<quality::QualitySummary> summary =
         quality::SummarizeQuality(*opened->store, opened->run, bundle ? &*bundle : nullptr);
     if (!summary.ok()) return Fail(console, "quality", summary.status());
+    // The per-task rules, as the report applies them.
+    report::ReportModel tasks{.run = opened->run, .quality = *summary};
+    const Status rules = report::AddTaskRules(*opened->store, bundle ? &*bundle : nullptr, tasks);
+    if (!rules.ok()) return Fail(console, "quality", rules);
     if (json_) {
-      console.Line(
-          quality::QualityToJson(*summary).dump(2, ' ', false, json::error_handler_t::replace));
+      json out = quality::QualityToJson(*summary);
+      // Only with a rule, so that the summary of other runs stays as it was.
+      if (tasks.task_rules.required_rule || tasks.task_rules.regression_rule)
+        out["task_rules"] = report::TaskRulesJson(tasks);
+      console.Line(out.dump(2, ' ', false, json::error_handler_t::replace));
     } else {
       for (const std::string& line : quality::QualityLines(*summary))
         console.Line(line);
+      for (const std::string& line : report::TaskRulesLines(tasks))
+        console.Line(line);
     }
     if (!gate_) return ExitCode::kOk;
-    return summary->verdict == quality::QualityVerdict::kPass      ? ExitCode::kOk
-           : summary->verdict == quality::QualityVerdict::kPending ? ExitCode::kPending
-                                                                   : ExitCode::kGateFailed;
+    if (summary->verdict == quality::QualityVerdict::kFail || !tasks.task_rules.findings.empty())
+      return ExitCode::kGateFailed;
+    return summary->verdict == quality::QualityVerdict::kPass && tasks.task_rules.pending.empty()
+               ? ExitCode::kOk
+               : ExitCode::kPending;
   }
 
  private:

@@ -80,6 +80,9 @@ struct Task {
   std::string approved_by;
   std::string source;
   bool example = false;  // written by `stagegate init`, not yet one of the team's own
+  /// Must pass its automated checks, and its reviewers' pass rule where scored, in every run
+  /// (quality/task_rules.h); otherwise the quality condition fails, naming the task.
+  bool required = false;
 };
 
 struct Document {

@@ -319,6 +319,7 @@ Task ReadTask(const YamlFile& file, const YAML::Node& node) {
   task.approved_by = map.String("approved_by", Need::kRequired).value_or("");
   task.source = map.String("source", Need::kRequired).value_or("");
   task.example = map.Bool("example").value_or(false);
+  task.required = map.Bool("required").value_or(false);
   map.Finish();
   return task;
 }

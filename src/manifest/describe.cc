@@ -99,6 +99,11 @@ std::vector<std::string> CorpusLines(const Corpus& corpus) {
   lines.push_back("  by category  " + Counts(by_category));
   lines.push_back("  by persona   " + Counts(by_persona));
   lines.push_back("  by need      " + Counts(by_need));
+  std::string required;
+  for (const Task& task : corpus.tasks)
+    if (task.required) required += (required.empty() ? "" : ", ") + task.id;
+  if (!required.empty())
+    lines.push_back("  required     " + required + " (must pass in every run)");
   return lines;
 }
 
@@ -236,6 +241,8 @@ std::vector<std::string> ConditionLines(const Bundle& bundle) {
       text += "; judge " + q.judge->model + " may score what reviewers did not once its kappa's " +
               "lower bound >= " + FormatNumber(q.judge->min_kappa) +
               " on >= " + std::to_string(q.judge->min_overlap) + " answers both scored";
+    if (q.no_regression_from == RegressionBaseline::kApproved)
+      text += ", no task may regress from the approved run";
     lines.push_back("condition 2  " + text);
   } else {
     lines.push_back("condition 2  quality: no rubric; condition 2 will stay pending");

@@ -198,6 +198,9 @@ json QualityJson(const QualityThresholds& q) {
     out["judge"] = {{"model", q.judge->model},
                     {"min_kappa", q.judge->min_kappa},
                     {"min_overlap", q.judge->min_overlap}};
+  // Only a scenario with the rule has the key, so that others keep their fingerprints.
+  if (q.no_regression_from != RegressionBaseline::kNone)
+    out["no_regression_from"] = NameOf(q.no_regression_from, kRegressionBaselineNames);
   return out;
 }
 
@@ -268,6 +271,7 @@ json CanonicalCorpus(const Corpus& corpus) {
     if (!t.follow_ups.empty()) task["follow_ups"] = t.follow_ups;
     if (!t.tags.empty()) task["tags"] = t.tags;
     if (t.example) task["example"] = true;
+    if (t.required) task["required"] = true;  // it changes what the gate decides
     tasks.push_back(std::move(task));
   }
   json documents = json::array();

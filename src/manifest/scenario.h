@@ -220,6 +220,13 @@ struct JudgeGate {
 };
 
 /// Condition 2.
+/// Which earlier run each task is compared with (`quality.no_regression_from`): none, or the
+/// most recent run of the same fingerprint whose quality an owner accepted.
+enum class RegressionBaseline { kNone, kApproved };
+inline constexpr EnumName<RegressionBaseline> kRegressionBaselineNames[] = {
+    {RegressionBaseline::kApproved, "approved"},
+};
+
 struct QualityThresholds {
   int64_t samples_at_rest = 20;
   int64_t samples_under_load = 20;
@@ -231,6 +238,7 @@ struct QualityThresholds {
   std::vector<std::pair<Ref, double>> criterion_floors;
   std::vector<Ref> hard_criteria;
   std::optional<JudgeGate> judge;  // unset: a judge's scores always stay apart
+  RegressionBaseline no_regression_from = RegressionBaseline::kNone;
 };
 
 /// Condition 3, the overload part.

@@ -492,6 +492,8 @@ QualityThresholds ReadQuality(const YamlFile& file, const YAML::Node& node) {
   }
   YAML::Node judge = map.Get("judge");
   if (judge.IsDefined()) quality.judge = ReadJudgeGate(file, judge);
+  quality.no_regression_from =
+      map.Enum("no_regression_from", kRegressionBaselineNames).value_or(RegressionBaseline::kNone);
   map.Finish();
   if (quality.samples_at_rest + quality.samples_under_load == 0)
     file.Error(map.pos(),

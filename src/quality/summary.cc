@@ -604,8 +604,10 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   s.scored = static_cast<int64_t>(judged.size());
   s.scored_by_judge =
       std::count_if(judged.begin(), judged.end(), [](const Judged& j) { return j.by_judge; });
-  for (const Judged& j : judged)
+  for (const Judged& j : judged) {
     s.answer_scores.push_back(j.weighted);
+    s.answer_passed[j.answer->request_id] = j.passed;
+  }
   // An LLM judge's scores: a separate, labelled scorer, in the verdict only through the answers
   // a calibrated judge scored above.
   for (const auto& [scorer, of_scorer] : scores->by_scorer)

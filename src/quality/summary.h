@@ -117,6 +117,9 @@ struct QualitySummary {
   int64_t scored_by_judge = 0;
   std::string judge_model;
   std::vector<double> answer_scores;  // each scored answer's weighted mean (for comparisons)
+  /// Each answer its independent reviewers have all scored: request id -> whether it meets the
+  /// rubric's pass rule and hard floors (the per-task gate rules read it).
+  std::map<int64_t, bool> answer_passed;
   std::vector<std::string> notes;
 
   /// Whether the figures rest on fewer answers than are needed.

@@ -5,6 +5,7 @@
 #include "base/strings.h"
 #include "report/comparability.h"
 #include "report/decisions.h"
+#include "report/task_rules_report.h"
 #include "stats/summary.h"
 
 namespace stagegate::report {
@@ -399,6 +400,8 @@ Result<ReportModel> BuildReport(store::Store& store, const store::RunInfo& run,
                         "questions; stagegate corpus import)");
   }
   AddResponsiveness(m.findings, m);
+  // The tasks that fail a per-task rule come first among condition 2's checks.
+  SG_RETURN_IF_ERROR(AddTaskRules(store, bundle, m));
   AddQuality(m.quality, m);
   AddRecoverability(m.findings, m);
   SG_RETURN_IF_ERROR(AddDecisions(store, m));

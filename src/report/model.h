@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "manifest/bundle.h"
 #include "quality/summary.h"
+#include "quality/task_rules.h"
 #include "report/cost.h"
 #include "report/energy.h"
 #include "report/server_series.h"
@@ -89,6 +90,9 @@ struct ReportModel {
   std::vector<Decision> decisions;
   bool require_signoff = false;
   quality::QualitySummary quality;
+  // The per-task gate rules (report/task_rules_report.h): required tasks, regressions from the
+  // approved run, missing tasks.
+  quality::TaskRules task_rules;
   CostFigures cost;  // information beside the verdict, never a check
   ChartData charts;
   // What saturated first as the final stage's sweep rose (report/server_series.h); set with the

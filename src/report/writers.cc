@@ -11,6 +11,7 @@
 #include "report/model.h"
 #include "report/scopes.h"
 #include "report/svg.h"
+#include "report/task_rules_report.h"
 
 namespace stagegate::report {
 namespace {
@@ -454,7 +455,10 @@ std::string HtmlResponsiveness(const ReportModel& m) {
 
 // The quality summary and the reviewers' scores by level.
 std::string HtmlQuality(const ReportModel& m) {
-  std::string out = "<pre>";
+  std::string out;
+  if (const auto tasks = TaskRulesTable(m); tasks.size() > 1)
+    out += "<h3>" + std::string(kTaskRulesTitle) + "</h3>\n" + HtmlTable(tasks);
+  out += "<pre>";
   for (const std::string& line : quality::QualityLines(m.quality))
     out += E(line) + "\n";
   out += "</pre>\n";
@@ -572,6 +576,7 @@ json ReportJson(const ReportModel& m) {
   if (stored.is_object() && stored.contains("stages"))
     conditions["responsiveness"]["stages"] = stored["stages"];
   conditions["quality"]["summary"] = quality::QualityToJson(m.quality);
+  conditions["quality"]["task_rules"] = TaskRulesJson(m);
   conditions["recoverability"]["faults"] =
       stored.is_object() && stored.contains("faults") ? stored["faults"] : json::object();
   return {{"schema_version", 1},
@@ -634,6 +639,8 @@ std::string ReportMarkdown(const ReportModel& m) {
       }
     }
     if (condition == Condition::kQuality) {
+      if (const auto tasks = TaskRulesTable(m); tasks.size() > 1)
+        out += "\n### " + std::string(kTaskRulesTitle) + "\n\n" + MarkdownTable(tasks);
       out += "\n";
       for (const std::string& line : quality::QualityLines(m.quality))
         out += CodeLine(line);

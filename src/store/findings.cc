@@ -373,7 +373,8 @@ StoredScenario ParseScenario(std::string_view scenario_json) {
     out.quality = {.min_scored_answers = q.Integer("min_scored_answers"),
                    .min_agreement = q.Number("min_agreement"),
                    .min_mean = q.Number("min_mean"),
-                   .min_pass_rate = q.Number("min_pass_rate")};
+                   .min_pass_rate = q.Number("min_pass_rate"),
+                   .no_regression_from = q.Text("no_regression_from")};
     if (const json* floors = q.Object("criterion_floors")) {
       const Fields g = q.Nested(*floors, "criterion_floors");
       for (const auto& [criterion, value] : floors->items())

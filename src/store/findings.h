@@ -196,6 +196,7 @@ struct StoredQualityThresholds {
     int64_t min_overlap = 50;
   };
   std::optional<Judge> judge;
+  std::string no_regression_from;  // "approved", or "" without the rule
 };
 
 /// The `cost` section of a stored scenario (manifest::Cost): what one instance or GPU cost an

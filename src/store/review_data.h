@@ -22,6 +22,22 @@ struct SampledAnswer {
   std::optional<int64_t> http_status;
 };
 
+/// An answer the per-task gate rules judge a task by (quality/task_rules.h): a first turn of the
+/// task, in a phase the run sampled answers from (at rest, or the steady phase under load), that
+/// the application answered: completed, or refused by status (401/403). Shed, failed and timed
+/// out requests are condition 1 and 3's evidence, not an answer.
+struct TaskAnswer {
+  int64_t request_id = 0;
+  std::string task_id;
+  std::string stage;
+  std::string condition;  // "at_rest" or "under_load", by the phase
+  std::string trace_id;
+  std::string outcome;  // "ok" or "denied"
+  std::string answer_text;
+  std::string tool_calls_json = "[]";
+  std::optional<int64_t> http_status;
+};
+
 /// An export of a run's sampled answers: to reviewers, or to an LLM judge.
 struct ExportInfo {
   std::string export_id;

@@ -179,6 +179,9 @@ class Store {
 
   /// A run's answers sampled for review, by request id.
   Result<std::vector<SampledAnswer>> ListSampledAnswers(const std::string& run_id);
+  /// A run's answers of every task in the phases its answers were sampled from, by request id
+  /// (defined in task_answers.cc).
+  Result<std::vector<TaskAnswer>> ListTaskAnswers(const std::string& run_id);
   /// Adds an export with its items and, for an LLM judge, their scores, in one transaction: all
   /// of it or, on error, none. Each item's export_id is taken from `info`; a score whose item,
   /// reviewer and criterion are stored already is refused.

@@ -36,6 +36,9 @@ TEST_CASE("a scenario's description is its lines, ending with the fingerprint", 
   CHECK(std::count(lines.begin(), lines.end(),
                    "cost         no price: the report gives instance-seconds per accepted "
                    "answer") == 1);
+  // The demo corpus's salary-band refusal must pass in every run.
+  CHECK(std::count(lines.begin(), lines.end(),
+                   "  required     hr-salary-band-l4 (must pass in every run)") == 1);
 }
 
 TEST_CASE("a scenario that can decide every condition has no note", "[manifest]") {
