@@ -4,18 +4,12 @@
 #include <map>
 
 #include "base/strings.h"
+#include "stats/summary.h"
 
 namespace stagegate::quality {
 namespace {
 
 using json = nlohmann::json;
-
-std::optional<double> Median(std::vector<double> values) {
-  if (values.empty()) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 CorrectionFigures FiguresOf(const std::string& source,
                             const std::vector<const UsabilityJudgement*>& judged) {
@@ -40,7 +34,7 @@ CorrectionFigures FiguresOf(const std::string& source,
   }
   f.as_is_ci = stats::WilsonInterval(f.as_is, f.judgements);
   f.timed_corrections = static_cast<int64_t>(seconds.size());
-  f.median_correction_s = Median(seconds);
+  f.median_correction_s = stats::Median(seconds);
   // Untimed corrections would make the figure too low: say nothing rather than understate it.
   if (f.judgements > 0 && (f.corrected == 0 || f.timed_corrections > 0))
     f.minutes_per_100 = total_s / static_cast<double>(f.judgements) * 100 / 60;

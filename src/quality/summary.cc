@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "stats/agreement.h"
+#include "stats/summary.h"
 #include "store/findings.h"
 #include "store/review_data.h"
 
@@ -64,13 +65,6 @@ double Mean(const std::vector<double>& values) {
   for (double v : values)
     sum += v;
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
-}
-
-std::optional<double> Median(std::vector<double> values) {
-  if (values.empty()) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 std::string Number(double value, int decimals = 2) {
@@ -425,14 +419,14 @@ std::vector<ReviewerEffort> EffortOf(
     ReviewerEffort e{.reviewer = reviewer, .items = static_cast<int64_t>(seconds.size())};
     for (double v : seconds)
       e.total_s += v;
-    e.median_s = Median(seconds);
+    e.median_s = stats::Median(seconds);
     everyone.insert(everyone.end(), seconds.begin(), seconds.end());
     effort.push_back(e);
   }
   ReviewerEffort all{.reviewer = "all", .items = static_cast<int64_t>(everyone.size())};
   for (double v : everyone)
     all.total_s += v;
-  all.median_s = Median(everyone);
+  all.median_s = stats::Median(everyone);
   effort.push_back(all);
   return effort;
 }

@@ -100,6 +100,12 @@ double PercentileOfSorted(std::span<const double> sorted, double p) {
   return Lerp(sorted[rank.lo], sorted[rank.hi], rank.t);
 }
 
+std::optional<double> Median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  return PercentileOfSorted(values, 50);
+}
+
 Summary Summarize(std::vector<double> values) {
   assert(std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }));
   Summary summary;

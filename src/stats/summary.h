@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -49,6 +50,10 @@ struct Summary {
 /// asserted). Uses numpy's own arithmetic (including its interpolation from the nearer neighbour),
 /// so results agree with numpy to within rounding, and bit for bit on a plain x86-64 build.
 double PercentileOfSorted(std::span<const double> sorted, double p);
+
+/// The median of `values`, in any order (the mean of the two middle ones for an even count, as
+/// PercentileOfSorted's 50th); nullopt for none.
+std::optional<double> Median(std::vector<double> values);
 
 /// Summarises `values`, given in any order; reorders them in place (selecting the ranks the
 /// percentiles need, in O(n) rather than a sort), so pass by std::move when the caller no longer

@@ -19,17 +19,12 @@ constexpr double kRequestsPerInterval = 3;
 // Arrivals the pace check needs in its span.
 constexpr int64_t kMinPaceArrivals = 20;
 
-double MedianOf(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return PercentileOfSorted(values, 50);
-}
-
 // Rising, settled or undecided, from the trend of `y` over `x` in [from_s, from_s + span_s].
 void Classify(TrendCheck& check, const std::vector<double>& x, const std::vector<double>& y,
               double floor, double confidence) {
   check.intervals = x.size();
   if (x.size() < kMinIntervals) return;
-  check.baseline = MedianOf(y);
+  check.baseline = *Median(y);  // at least kMinIntervals values
   check.tolerance = std::max(floor, 0.25 * check.baseline);
   check.trend = TheilSen(x, y, confidence);
   if (!check.trend) return;
@@ -106,7 +101,7 @@ TrendCheck CheckLatency(std::span<const LevelRequest> requests, double from_s,
   for (size_t i = 0; i < count; ++i) {
     if (waits[i].empty()) continue;
     x.push_back(from_s + (static_cast<double>(i) + 0.5) * check.interval_s);
-    y.push_back(MedianOf(std::move(waits[i])));
+    y.push_back(*Median(std::move(waits[i])));
   }
   Classify(check, x, y, 0.050, options.confidence);
   return check;

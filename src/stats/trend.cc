@@ -21,11 +21,6 @@ double TieTerm(std::span<const double> values) {
   return sum;
 }
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return PercentileOfSorted(values, 50);
-}
-
 }  // namespace
 
 std::optional<Trend> TheilSen(std::span<const double> x, std::span<const double> y,
@@ -46,7 +41,8 @@ std::optional<Trend> TheilSen(std::span<const double> x, std::span<const double>
   Trend trend;
   trend.points = n;
   trend.slope = PercentileOfSorted(slopes, 50);
-  trend.intercept = Median({y.begin(), y.end()}) - trend.slope * Median({x.begin(), x.end()});
+  trend.intercept =
+      *Median({y.begin(), y.end()}) - trend.slope * *Median({x.begin(), x.end()});  // n >= 3
 
   // Sen (1968), equation 2.6, with the ranks scipy takes: the interval's ends are the order
   // statistics (N -+ z sigma) / 2 of the N sorted slopes, rounded half to even as numpy does.
