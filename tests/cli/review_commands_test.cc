@@ -732,7 +732,8 @@ TEST_CASE("quality and the report measure the judge against the reviewers who sc
   std::vector<std::string> rows = Lines(testing::ReadText(dir / "packets/reviewer-r1.csv"));
   std::string csv = rows[0] + "\n";
   for (size_t i = 1; i < rows.size(); ++i)
-    csv += rows[i].substr(0, rows[i].size() - 5) + (i % 2 ? ",4,3,5,1,12.5\n" : ",2,3,5,1,12.5\n");
+    csv += rows[i].substr(0, rows[i].size() - 8) +  // 4 criteria, seconds, 3 of usability
+           (i % 2 ? ",4,3,5,1,12.5,,,\n" : ",2,3,5,1,12.5,,,\n");
   testing::WriteText(dir / "r1.csv", csv);
   Ran imported = testing::RunStagegate(dir, {"import", run, dir / "r1.csv"});
   INFO(imported.out << imported.err);
