@@ -10,8 +10,8 @@
 #include "base/status.h"
 #include "manifest/bundle.h"
 #include "quality/checks.h"
-#include "quality/judge_calibration.h"
 #include "quality/correction.h"
+#include "quality/judge_calibration.h"
 #include "stats/intervals.h"
 #include "store/store.h"
 
