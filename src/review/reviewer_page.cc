@@ -600,7 +600,10 @@ constexpr std::string_view kPageTail = R"html(</script>
     updateMarks();
   }
 
-  function show(newIndex) {
+  // Shows item newIndex and saves, except when the page opens: a page that has been given nothing
+  // yet has nothing to save, and a save then could write over progress that the browser has kept
+  // but not yet shown this page (a reload can start before another page's save reaches it).
+  function show(newIndex, opening) {
     if (newIndex < 0 || newIndex >= items.length) return;
     stopClock();
     correcting = false;  // the box is replaced; its blur may never come
@@ -610,7 +613,7 @@ constexpr std::string_view kPageTail = R"html(</script>
     current = open < 0 ? 0 : open;
     renderItem();
     startClock();
-    save();
+    if (!opening) save();
     window.scrollTo(0, 0);
   }
 
@@ -747,7 +750,7 @@ constexpr std::string_view kPageTail = R"html(</script>
   });
   setInterval(save, 5000);
   const unfinished = items.findIndex((it) => !isComplete(it.id));
-  show(unfinished < 0 ? 0 : unfinished);
+  show(unfinished < 0 ? 0 : unfinished, true);
 })();
 </script>
 </body>
