@@ -9,6 +9,7 @@
 
 #include "base/files.h"
 #include "base/strings.h"
+#include "manifest/row_file.h"
 #include "manifest/yaml_reader.h"
 
 namespace stagegate::manifest {
@@ -20,17 +21,6 @@ constexpr size_t kMaxTasks = 100'000;
 // Half the most a task file may be (kMaxManifestBytes): quoting makes the file written larger
 // than what was read.
 constexpr size_t kMaxImportBytes = kMaxManifestBytes / 2;
-
-// nlohmann's message without its "[json.exception.parse_error.101] " prefix, and cut: what
-// went wrong and where ("parse error at line 1, column 9: ... invalid string: surrogate U+D800..
-// U+DBFF must be followed by U+DC00..U+DFFF", "number overflow parsing '1e999999'").
-std::string JsonProblem(std::string_view what) {
-  if (what.starts_with("[json.exception.")) {
-    const size_t end = what.find("] ");
-    if (end != std::string_view::npos) what.remove_prefix(end + 2);
-  }
-  return ShownText(what, 300);
-}
 
 // A list cell: "a; b;c" -> {a, b, c}, blanks dropped.
 std::vector<std::string> SplitList(const std::string& cell) {
@@ -75,82 +65,10 @@ class Reader {
       taken_[task.id] = 0;
   }
 
-  void Csv(const std::string& text) {
-    int unclosed = 0;
-    const std::vector<CsvRecord> records = ParseCsv(text, unclosed);
-    if (unclosed) return Error(unclosed, "a quoted field is not closed");
-    if (records.empty()) return Error(1, "the file is empty: give a header row, then questions");
-    std::vector<std::string> head;
-    for (const std::string& name : records.front().fields)
-      head.push_back(AsciiLower(std::string(Trim(name))));
-    bool known = true;
-    for (const std::string& name : head)
-      known = Known(records.front().line, name) && known;
-    for (size_t c = 0; c < head.size(); ++c)
-      if (std::find(head.begin(), head.begin() + c, head[c]) != head.begin() + c) {
-        Error(records.front().line, "the column '" + head[c] + "' is given twice");
-        known = false;
-      }
-    if (!known) return;
-    if (std::find(head.begin(), head.end(), "prompt") == head.end())
-      return Error(records.front().line, "the header has no 'prompt' column");
-    for (size_t r = 1; r < records.size(); ++r) {
-      const CsvRecord& record = records[r];
-      if (record.fields.size() != head.size()) {
-        Error(record.line, "has " + std::to_string(record.fields.size()) + " fields, the header " +
-                               std::to_string(head.size()));
-        continue;
-      }
-      std::map<std::string, json> row;
-      for (size_t c = 0; c < head.size(); ++c)
-        row[head[c]] = record.fields[c];
-      Add(record.line, row);
-    }
-  }
-
-  void JsonLines(const std::string& text) {
-    int line = 0;
-    for (const std::string& raw : Split(text, '\n')) {
-      ++line;
-      if (Trim(raw).empty()) continue;
-      // Keys of the line's object given twice, which JSON readers disagree on (the last wins
-      // here): refused, as a duplicate CSV column is.
-      std::set<std::string> keys, twice;
-      const json::parser_callback_t note_keys = [&](int depth, json::parse_event_t event,
-                                                    json& parsed) {
-        if (event == json::parse_event_t::key && depth == 1 && parsed.is_string() &&
-            !keys.insert(parsed.get<std::string>()).second)
-          twice.insert(parsed.get<std::string>());
-        return true;
-      };
-      json value;
-      try {
-        value = json::parse(raw, note_keys);
-      } catch (const json::exception& error) {
-        Error(line, "is not JSON: " + JsonProblem(error.what()));
-        continue;
-      }
-      if (!value.is_object()) {
-        Error(line, "is a JSON " + std::string(value.type_name()) +
-                        ", not an object: each line is one question, as {\"prompt\": \"...\"}");
-        continue;
-      }
-      if (!twice.empty()) {
-        for (const std::string& key : twice)
-          Error(line, "the key '" + key + "' is given twice");
-        continue;
-      }
-      jsonl_ = true;
-      std::map<std::string, json> row;
-      bool known = true;
-      for (const auto& [key, v] : value.items()) {
-        known = Known(line, key) && known;
-        row[key] = v;
-      }
-      if (known) Add(line, row);
-    }
-    if (line == 0 || (tasks_.empty() && diagnostics_.empty()))
-      Error(1, "the file holds no question");
+  void Read(const std::vector<Row>& rows, bool jsonl) {
+    jsonl_ = jsonl;
+    for (const Row& row : rows)
+      Add(row.line, row.fields);
   }
 
   std::vector<ImportedTask> Take() { return std::move(tasks_); }
@@ -158,13 +76,6 @@ class Reader {
  private:
   void Error(int line, const std::string& message) {
     diagnostics_.Error({path_, line, 0}, message);
-  }
-
-  bool Known(int line, const std::string& name) {
-    const std::vector<std::string>& columns = ImportColumns();
-    if (std::find(columns.begin(), columns.end(), name) != columns.end()) return true;
-    Error(line, "unknown column '" + name + "' (columns: " + Join(columns, ", ") + ")");
-    return false;
   }
 
   // A text field: a string (or for CSV a cell); absent or blank gives "".
@@ -290,20 +201,14 @@ const std::vector<std::string>& ImportColumns() {
 std::vector<ImportedTask> ReadImport(const std::string& path, const std::string& text,
                                      const ImportDefaults& defaults, const Corpus& corpus,
                                      Diagnostics& diagnostics) {
-  // A spreadsheet's "CSV UTF-8" starts with a byte order mark; the header is after it.
-  std::string_view body = text;
-  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
-  if (body.size() > kMaxImportBytes) {
-    diagnostics.Error({path, 0, 0}, "larger than " + DescribeBytes(kMaxImportBytes) +
-                                        ", the most one import may be: split the file");
-    return {};
-  }
-  if (!CheckUtf8(diagnostics, path, body, 1)) return {};
+  const RowFileKind kind{.noun = "question",
+                         .example = "{\"prompt\": \"...\"}",
+                         .columns = ImportColumns(),
+                         .required_column = "prompt",
+                         .max_bytes = kMaxImportBytes};
+  const std::vector<Row> rows = ReadRows(path, text, kind, diagnostics);
   Reader reader(path, defaults, corpus, diagnostics);
-  if (AsciiLower(path).ends_with(".csv"))
-    reader.Csv(std::string(body));
-  else
-    reader.JsonLines(std::string(body));
+  reader.Read(rows, IsJsonLines(path));
   return reader.Take();
 }
 
