@@ -8,6 +8,11 @@
 namespace stagegate::report {
 namespace {
 
+// "1 required task passed", "2 required tasks passed".
+std::string Tasks(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 using json = nlohmann::json;
 
 // What each answer of `run_id`'s tasks shows, judged by the corpus's checks and the reviewers'
@@ -115,10 +120,12 @@ void AddChecks(const quality::TaskRules& rules, std::vector<Check>& checks) {
         {.condition = Condition::kQuality,
          .name = "per-task rules hold",
          .status = CheckStatus::kPass,
-         .detail = std::to_string(rules.required_passed) + " required tasks passed" +
-                   (rules.approved ? "; " + std::to_string(rules.compared) +
-                                         " tasks that passed in " + rules.approved->run_id + " pass"
-                                   : "")});
+         .detail =
+             Tasks(rules.required_passed, "required task passed", "required tasks passed") +
+             (rules.approved
+                  ? "; " + Tasks(rules.compared, "task that passed in ", "tasks that passed in ") +
+                        rules.approved->run_id + (rules.compared == 1 ? " passes" : " pass")
+                  : "")});
 }
 
 }  // namespace
