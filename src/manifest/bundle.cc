@@ -4,6 +4,7 @@
 
 #include "base/files.h"
 #include "base/strings.h"
+#include "manifest/yaml_reader.h"
 
 namespace stagegate::manifest {
 
@@ -102,6 +103,55 @@ void CheckAgainstRubric(Diagnostics& diagnostics, const Scenario& scenario, cons
   }
 }
 
+// Each baseline's recorded answers, checked against the corpus.
+void ReadBaselineAnswers(Diagnostics& diagnostics, Bundle& bundle) {
+  for (const Baseline& baseline : bundle.scenario.baselines) {
+    if (baseline.answers.empty()) continue;  // said where the scenario was read
+    if (!bundle.corpus) {
+      diagnostics.Error(baseline.pos, "baseline '" + baseline.name +
+                                          "': recorded answers need the scenario's 'corpus'");
+      continue;
+    }
+    Result<std::string> text = ReadFile(baseline.answers.resolved, kMaxManifestBytes + 3);
+    if (!text.ok()) {
+      diagnostics.Error(baseline.answers.pos,
+                        "baseline '" + baseline.name + "': answers '" + baseline.answers.written +
+                            "': " + ReadFailure(text.status(), baseline.answers.resolved));
+      continue;
+    }
+    bundle.baseline_answers.emplace_back(
+        baseline.name,
+        ReadRecordedAnswers(baseline.answers.resolved, *text, *bundle.corpus, diagnostics));
+  }
+}
+
+// Each quality.not_worse_than names a baseline of the scenario and a criterion of the rubric (or
+// weighted_mean).
+void CheckNotWorseThan(Diagnostics& diagnostics, const Bundle& bundle) {
+  const Scenario& s = bundle.scenario;
+  std::vector<std::string> names;
+  for (const Baseline& b : s.baselines)
+    names.push_back(b.name);
+  for (const NotWorseThan& rule : s.quality.not_worse_than) {
+    if (!rule.baseline.name.empty() &&
+        std::find(names.begin(), names.end(), rule.baseline.name) == names.end())
+      diagnostics.Error(rule.baseline.pos,
+                        "not_worse_than: '" + rule.baseline.name +
+                            "' is not a baseline of this scenario" +
+                            (names.empty() ? " (it has no baselines:)"
+                                           : " (its baselines: " + Join(names, ", ") + ")"));
+    if (!bundle.rubric || rule.criterion.name.empty() || rule.criterion.name == "weighted_mean")
+      continue;
+    std::vector<std::string> ids;
+    for (const Criterion& c : bundle.rubric->criteria)
+      ids.push_back(c.id);
+    if (std::find(ids.begin(), ids.end(), rule.criterion.name) == ids.end())
+      diagnostics.Error(rule.criterion.pos, "not_worse_than: '" + rule.criterion.name +
+                                                "' is not a criterion of the rubric (" +
+                                                Join(ids, ", ") + ", or weighted_mean)");
+  }
+}
+
 }  // namespace
 
 std::optional<Bundle> LoadBundle(const std::string& path, Diagnostics& diagnostics) {
@@ -127,6 +177,8 @@ std::optional<Bundle> LoadBundle(const std::string& path, Diagnostics& diagnosti
     }
   }
   if (bundle.corpus) CheckAgainstCorpus(diagnostics, s, *bundle.corpus);
+  ReadBaselineAnswers(diagnostics, bundle);
+  CheckNotWorseThan(diagnostics, bundle);
   if (bundle.rubric)
     CheckAgainstRubric(diagnostics, s, *bundle.rubric, bundle.corpus ? &*bundle.corpus : nullptr);
   if (diagnostics.size() != errors_before) return std::nullopt;

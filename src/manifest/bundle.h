@@ -1,10 +1,13 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "manifest/corpus.h"
 #include "manifest/diagnostics.h"
+#include "manifest/recorded_answers.h"
 #include "manifest/rubric.h"
 #include "manifest/scenario.h"
 
@@ -15,6 +18,8 @@ struct Bundle {
   Scenario scenario;
   std::optional<Corpus> corpus;  // absent when the scenario names none
   std::optional<Rubric> rubric;  // absent when the scenario names none
+  /// Each baseline's recorded answers, by baseline name, in the scenario's order.
+  std::vector<std::pair<std::string, std::vector<RecordedAnswer>>> baseline_answers;
 };
 
 /// Loads the scenario at `path`, the corpus and rubric it names, and checks every reference

@@ -201,6 +201,10 @@ json QualityJson(const QualityThresholds& q) {
   // Only a scenario with the rule has the key, so that others keep their fingerprints.
   if (q.no_regression_from != RegressionBaseline::kNone)
     out["no_regression_from"] = NameOf(q.no_regression_from, kRegressionBaselineNames);
+  for (const NotWorseThan& rule : q.not_worse_than)
+    out["not_worse_than"].push_back({{"baseline", rule.baseline.name},
+                                     {"criterion", rule.criterion.name},
+                                     {"margin", rule.margin}});
   return out;
 }
 

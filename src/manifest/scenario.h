@@ -227,6 +227,15 @@ inline constexpr EnumName<RegressionBaseline> kRegressionBaselineNames[] = {
     {RegressionBaseline::kApproved, "approved"},
 };
 
+/// `quality.not_worse_than`: the assistant's mean on a criterion may be below a baseline's by at
+/// most `margin`, judged on the lower bound of the difference's 95% interval (non-inferiority).
+struct NotWorseThan {
+  Ref baseline;   // a name of the scenario's `baselines:`
+  Ref criterion;  // a rubric criterion, or "weighted_mean"
+  double margin = 0;
+  SourcePos pos;
+};
+
 struct QualityThresholds {
   int64_t samples_at_rest = 20;
   int64_t samples_under_load = 20;
@@ -239,6 +248,7 @@ struct QualityThresholds {
   std::vector<Ref> hard_criteria;
   std::optional<JudgeGate> judge;  // unset: a judge's scores always stay apart
   RegressionBaseline no_regression_from = RegressionBaseline::kNone;
+  std::vector<NotWorseThan> not_worse_than;
 };
 
 /// Condition 3, the overload part.
@@ -361,6 +371,14 @@ struct ClientSettings {
   bool operator==(const ClientSettings&) const = default;
 };
 
+/// Today's workflow, whose answers to the corpus's tasks are scored blind beside the assistant's:
+/// recorded answers, from a CSV or JSON Lines file (manifest/recorded_answers.h).
+struct Baseline {
+  std::string name;
+  SourcePos pos;
+  PathRef answers;
+};
+
 /// A loaded scenario: every default applied, every path resolved against the scenario's folder.
 struct Scenario {
   std::string file;  // as the user named it
@@ -383,7 +401,8 @@ struct Scenario {
   Telemetry telemetry;
   Decisions decisions;
   std::optional<Cost> cost;
-  std::string baseline;
+  std::string baseline;             // a run id for `compare` (an earlier run of the same assistant)
+  std::vector<Baseline> baselines;  // today's workflow, scored blind beside the assistant
   /// Seconds of each time slice of every step's metrics in run.json, and of the report's
   /// timeline; unset: no slices, and the timeline by the second.
   std::optional<double> slice_s;

@@ -449,6 +449,35 @@ JudgeGate ReadJudgeGate(const YamlFile& file, const YAML::Node& node) {
   return gate;
 }
 
+NotWorseThan ReadNotWorseThan(const YamlFile& file, const YAML::Node& node) {
+  NotWorseThan rule{.pos = file.Pos(node)};
+  MapReader map(file, node, "not_worse_than");
+  rule.baseline = {map.String("baseline", Need::kRequired).value_or(""), rule.pos};
+  if (YAML::Node b = map.Get("baseline"); b.IsDefined()) rule.baseline.pos = file.Pos(b);
+  rule.criterion = {map.String("criterion", Need::kRequired).value_or(""), rule.pos};
+  if (YAML::Node c = map.Get("criterion"); c.IsDefined()) rule.criterion.pos = file.Pos(c);
+  rule.margin = map.Number("margin", Need::kOptional, {.min = 0, .max = 100}).value_or(0);
+  map.Finish();
+  return rule;
+}
+
+// `not_worse_than`: one rule ({baseline, criterion, margin}) or a list of them.
+std::vector<NotWorseThan> ReadNotWorseThanRules(const YamlFile& file, const YAML::Node& node) {
+  std::vector<NotWorseThan> rules;
+  if (node.IsMap()) {
+    rules.push_back(ReadNotWorseThan(file, node));
+  } else if (node.IsSequence()) {
+    for (const YAML::Node& item : node)
+      rules.push_back(ReadNotWorseThan(file, item));
+  } else {
+    file.Error(node,
+               "'not_worse_than' must be {baseline: NAME, criterion: C, margin: M} or a "
+               "list of them, got " +
+                   Describe(node));
+  }
+  return rules;
+}
+
 QualityThresholds ReadQuality(const YamlFile& file, const YAML::Node& node) {
   QualityThresholds quality;
   MapReader map(file, node, "quality");
@@ -494,6 +523,8 @@ QualityThresholds ReadQuality(const YamlFile& file, const YAML::Node& node) {
   if (judge.IsDefined()) quality.judge = ReadJudgeGate(file, judge);
   quality.no_regression_from =
       map.Enum("no_regression_from", kRegressionBaselineNames).value_or(RegressionBaseline::kNone);
+  if (YAML::Node rules = map.Get("not_worse_than"); rules.IsDefined())
+    quality.not_worse_than = ReadNotWorseThanRules(file, rules);
   map.Finish();
   if (quality.samples_at_rest + quality.samples_under_load == 0)
     file.Error(map.pos(),
@@ -611,6 +642,34 @@ Decisions ReadDecisions(const YamlFile& file, const YAML::Node& node) {
   return decisions;
 }
 
+std::vector<Baseline> ReadBaselines(const YamlFile& file, const YAML::Node& node) {
+  std::vector<Baseline> baselines;
+  if (!node.IsSequence()) {
+    file.Error(node,
+               "'baselines' must be a list, as [{name: service-desk, answers: "
+               "desk-answers.csv}], got " +
+                   Describe(node));
+    return baselines;
+  }
+  for (const YAML::Node& item : node) {
+    MapReader map(file, item, "baseline");
+    if (!map.valid()) continue;
+    Baseline baseline{.pos = file.Pos(item)};
+    baseline.name = ReadName(map, "name", Need::kRequired).value_or("");
+    map.Get("answers", Need::kRequired);  // said when absent
+    baseline.answers = ReadPath(map, "answers");
+    map.Finish();
+    for (const Baseline& other : baselines)
+      if (!baseline.name.empty() && other.name == baseline.name)
+        file.Error(baseline.pos, "baseline '" + baseline.name + "' is named twice (first at line " +
+                                     std::to_string(other.pos.line) + ")");
+    if (baseline.name == "assistant")
+      file.Error(baseline.pos, "a baseline may not be named 'assistant': that is the assistant");
+    baselines.push_back(std::move(baseline));
+  }
+  return baselines;
+}
+
 // The scenario's optional sections, each at its default when absent.
 void ReadOptionalSections(const YamlFile& file, MapReader& map, Scenario& scenario) {
   YAML::Node quality = map.Get("quality");
@@ -633,6 +692,8 @@ void ReadOptionalSections(const YamlFile& file, MapReader& map, Scenario& scenar
   YAML::Node client = map.Get("client");
   if (client.IsDefined()) scenario.client = ReadClient(file, client);
   scenario.baseline = map.String("baseline").value_or("");
+  YAML::Node baselines = map.Get("baselines");
+  if (baselines.IsDefined()) scenario.baselines = ReadBaselines(file, baselines);
   scenario.slice_s = map.Number("slice_s", Need::kOptional, {.min = 0.01, .max = 3600});
 }
 

@@ -17,10 +17,12 @@ using json = nlohmann::json;
 
 struct SampledAnswer {
   int64_t request_id = 0;
+  std::string source;     // "assistant" or a baseline's name
   std::string condition;  // at_rest or under_load
   std::string task_id;
   std::string stage;
-  load::RequestRecord record;  // answer, tool calls and status, for the automated checks
+  load::RequestRecord record;   // answer, tool calls and status, for the automated checks
+  std::optional<double> e2e_s;  // sent to end; a baseline's: its recorded time to resolution
 };
 
 // The rubric an export was scored against: its criteria and pass rule (no criteria: nothing has
@@ -35,6 +37,7 @@ struct Thresholds {
   std::optional<double> min_mean, min_pass_rate;
   std::map<std::string, double> criterion_floors;
   std::optional<JudgeGateRule> judge;
+  std::vector<store::StoredQualityThresholds::NotWorseThan> not_worse_than;
 };
 
 // One answer's scores: criterion -> reviewer -> level, for reviewers who scored every criterion.
@@ -81,6 +84,7 @@ Thresholds ReadThresholds(const std::string& scenario_json) {
   t.min_mean = q.min_mean;
   t.min_pass_rate = q.min_pass_rate;
   t.criterion_floors = q.criterion_floors;
+  t.not_worse_than = q.not_worse_than;
   if (q.judge)
     t.judge = JudgeGateRule{.model = q.judge->model,
                             .min_kappa = q.judge->min_kappa,
@@ -88,19 +92,23 @@ Thresholds ReadThresholds(const std::string& scenario_json) {
   return t;
 }
 
-// The run's sampled answers, by request id.
-Result<std::vector<SampledAnswer>> ReadAnswers(store::Store& store, const std::string& run_id) {
+// The sampled answers of one source (the assistant, or a baseline), by request id.
+Result<std::vector<SampledAnswer>> ReadAnswers(store::Store& store, const std::string& run_id,
+                                               const std::string& source) {
   Result<std::vector<store::SampledAnswer>> stored = store.ListSampledAnswers(run_id);
   if (!stored.ok()) return stored.status();
   std::vector<SampledAnswer> answers;
   for (const store::SampledAnswer& row : *stored) {
+    if (row.source != source) continue;
     SampledAnswer a{.request_id = row.request_id,
+                    .source = row.source,
                     .condition = row.condition,
                     .task_id = row.task_id,
                     .stage = row.stage};
     a.record.answer_text = row.answer_text;
     a.record.tool_calls_json = row.tool_calls_json;
     a.record.http_status = row.http_status;
+    if (row.e2e_ns) a.e2e_s = static_cast<double>(*row.e2e_ns) / 1e9;
     answers.push_back(std::move(a));
   }
   return answers;
@@ -431,24 +439,78 @@ std::vector<ReviewerEffort> EffortOf(
   return effort;
 }
 
-// The independent reviewers' usability judgements of the run's answers by source (every
-// answer is the assistant's until baselines are exported), and their hours from `effort`.
+// The independent reviewers' usability judgements of the run's answers by source (the assistant
+// and each baseline), and their hours from `effort`.
 Result<CorrectionSummary> ReadCorrection(store::Store& store, const std::string& run_id,
                                          const QualitySummary& s) {
+  Result<std::vector<store::SampledAnswer>> answers = store.ListSampledAnswers(run_id);
+  if (!answers.ok()) return answers.status();
+  std::map<int64_t, std::string> source_of;  // request id -> source
+  for (const store::SampledAnswer& a : *answers)
+    source_of[a.request_id] = a.source;
   Result<std::vector<store::ReviewItem>> items = store.ListReviewItems(run_id);
   if (!items.ok()) return items.status();
-  std::set<std::string> reviewers_items;
+  std::map<std::string, std::string> reviewers_items;  // item id -> source
   for (const store::ReviewItem& item : *items)
-    if (item.scorer == store::kReviewersScorer) reviewers_items.insert(item.item_id);
+    if (item.scorer == store::kReviewersScorer)
+      reviewers_items[item.item_id] = source_of.contains(item.request_id)
+                                          ? source_of[item.request_id]
+                                          : std::string(store::kAssistantSource);
   Result<std::vector<store::Usability>> stored = store.ListUsability(run_id);
   if (!stored.ok()) return stored.status();
   std::vector<UsabilityJudgement> judged;
   for (const store::Usability& u : *stored)
-    if (reviewers_items.contains(u.item_id))
-      judged.push_back({.usability = u.usability, .correction_seconds = u.correction_seconds});
+    if (auto found = reviewers_items.find(u.item_id); found != reviewers_items.end())
+      judged.push_back({.source = found->second,
+                        .usability = u.usability,
+                        .correction_seconds = u.correction_seconds});
   CorrectionSummary out{.by_source = CorrectionBySource(judged)};
   const double total_s = s.effort.empty() ? 0 : s.effort.back().total_s;  // "all" comes last
   out.reviewing = ReviewerHoursOf(total_s, s.scored, s.sampled);
+  return out;
+}
+
+// The reviewers' scored answers as the comparison with a baseline reads them (a calibrated
+// judge's are left out: it never scores a baseline).
+std::vector<ComparedAnswer> Compared(const std::vector<Judged>& judged,
+                                     const manifest::Bundle* bundle) {
+  std::vector<ComparedAnswer> out;
+  for (const Judged& j : judged) {
+    if (j.by_judge) continue;
+    ComparedAnswer c{.mean = j.mean, .weighted = j.weighted, .passed = j.passed};
+    c.seconds = j.answer->e2e_s;
+    if (bundle && bundle->corpus)
+      if (const manifest::Task* t = bundle->corpus->FindTask(j.answer->task_id))
+        c.category = t->category;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// The assistant's reviewed answers against each baseline's, for every baseline the run stored.
+Result<std::vector<BaselineComparison>> CompareBaselines(
+    store::Store& store, const store::RunInfo& run, const manifest::Bundle* bundle,
+    const std::vector<Judged>& judged, const std::map<int64_t, AnswerScores>& reviewed,
+    const Rubric& rubric) {
+  Result<std::vector<store::SampledAnswer>> stored = store.ListSampledAnswers(run.id);
+  if (!stored.ok()) return stored.status();
+  std::vector<std::string> sources;
+  for (const store::SampledAnswer& a : *stored)
+    if (a.source != store::kAssistantSource &&
+        std::find(sources.begin(), sources.end(), a.source) == sources.end())
+      sources.push_back(a.source);
+  std::vector<std::string> criteria;
+  for (const Criterion& c : rubric.criteria)
+    criteria.push_back(c.id);
+  const std::vector<ComparedAnswer> assistant = Compared(judged, bundle);
+  std::vector<BaselineComparison> out;
+  for (const std::string& source : sources) {
+    Result<std::vector<SampledAnswer>> answers = ReadAnswers(store, run.id, source);
+    if (!answers.ok()) return answers.status();
+    out.push_back(CompareWithBaseline(
+        source, assistant, Compared(JudgeScoredAnswers(*answers, reviewed, rubric), bundle),
+        criteria));
+  }
   return out;
 }
 
@@ -493,6 +555,37 @@ std::vector<std::string> FinalFailures(const std::vector<Judged>& judged) {
 // min_scored_answers are scored it is "pending", and what the scores so far miss is provisional,
 // not a failure; only a final result (`final_failures`) fails it then. With enough scored, any
 // failure fails it, else it is "pending" while an agreement cannot be computed, else "pass".
+// quality.not_worse_than, judged on the lower bound of each difference's 95% interval: a rule
+// that holds is a note, one that does not a failure, one without scored answers on both sides
+// pending (its reason added unless `quiet`, when too few answers are scored anyway).
+void JudgeNonInferiority(const Thresholds& t, QualitySummary& s, bool quiet, bool& pending,
+                         std::vector<std::string>& failures) {
+  for (const auto& rule : t.not_worse_than) {
+    const std::string what = rule.criterion == "weighted_mean" ? "weighted mean" : rule.criterion;
+    const Difference* d = nullptr;
+    for (const BaselineComparison& c : s.baselines)
+      if (c.baseline == rule.baseline)
+        for (const Difference& candidate : c.criteria)
+          if (candidate.what == what) d = &candidate;
+    const std::string named = "baseline " + rule.baseline + " on " + what;
+    if (!d || !d->difference) {
+      pending = true;
+      if (!quiet)
+        s.reasons.push_back("not_worse_than " + named + ": no answers of one side are scored yet");
+      continue;
+    }
+    const std::string bound = "the lower bound of the 95% interval of the difference, " +
+                              Number(d->difference->low) + ", ";
+    if (d->difference->low >= -rule.margin)
+      s.notes.push_back("not worse than " + named + " (margin " + Number(rule.margin) +
+                        "): " + bound + "is at least -" + Number(rule.margin));
+    else
+      failures.push_back("not shown to be no worse than " + named + " (margin " +
+                         Number(rule.margin) + "): " + bound + "is below -" + Number(rule.margin) +
+                         "; the verdict uses the lower bound");
+  }
+}
+
 void DecideVerdict(const Thresholds& t, const std::vector<std::string>& final_failures,
                    QualitySummary& s) {
   const int64_t min_scored = t.min_scored;
@@ -528,6 +621,7 @@ void DecideVerdict(const Thresholds& t, const std::vector<std::string>& final_fa
     if (std::optional<std::string> hard = HardFloorFailure(g); hard && !too_few)
       failures.push_back(std::move(*hard));
   }
+  JudgeNonInferiority(t, s, too_few, pending, failures);
   s.pending_reasons = static_cast<int64_t>(s.reasons.size());
   if (too_few) {
     for (std::string& miss : failures)
@@ -565,7 +659,7 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   QualitySummary s;
   const Thresholds thresholds = ReadThresholds(run.scenario_json);
   s.needed = thresholds.min_scored;
-  Result<std::vector<SampledAnswer>> answers = ReadAnswers(store, run.id);
+  Result<std::vector<SampledAnswer>> answers = ReadAnswers(store, run.id, store::kAssistantSource);
   if (!answers.ok()) return answers.status();
   s.sampled = static_cast<int64_t>(answers->size());
   if (bundle && bundle->corpus)
@@ -620,11 +714,22 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   Result<CorrectionSummary> correction = ReadCorrection(store, run.id, s);
   if (!correction.ok()) return correction.status();
   s.correction = std::move(*correction);
+  Result<std::vector<BaselineComparison>> baselines =
+      CompareBaselines(store, run, bundle, judged, reviewed, *rubric);
+  if (!baselines.ok()) return baselines.status();
+  s.baselines = std::move(*baselines);
   DecideVerdict(thresholds, FinalFailures(judged), s);
   return s;
 }
 
 namespace {
+
+json BaselinesJson(const std::vector<BaselineComparison>& baselines) {
+  json out = json::array();
+  for (const BaselineComparison& c : baselines)
+    out.push_back(ComparisonToJson(c));
+  return out;
+}
 
 json ToolCallShareJson(const ToolCallShare& share) {
   return {{"passed", share.passed},
@@ -749,6 +854,7 @@ json QualityToJson(const QualitySummary& s) {
           {"adjudication", adjudication},
           {"effort", effort},
           {"correction", CorrectionToJson(s.correction)},
+          {"baselines", BaselinesJson(s.baselines)},
           {"automated_checks",
            {{"label", "automated"},
             {"answers", s.automated.answers},
@@ -811,6 +917,9 @@ std::vector<std::string> QualityLines(const QualitySummary& s) {
                       " s an item");
   for (std::string& line : CorrectionLines(s.correction))
     lines.push_back(std::move(line) + provisional);
+  for (const BaselineComparison& c : s.baselines)
+    for (std::string& line : ComparisonLines(c))
+      lines.push_back(std::move(line));
   if (s.automated.checks)
     lines.push_back(
         "automated checks (not reviewer scores): " + std::to_string(s.automated.passed) + " of " +

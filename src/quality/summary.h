@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "manifest/bundle.h"
+#include "quality/baseline_compare.h"
 #include "quality/checks.h"
 #include "quality/correction.h"
 #include "quality/judge_calibration.h"
@@ -109,6 +110,8 @@ struct QualitySummary {
   std::vector<ReviewerEffort> effort;
   /// Usability and correction effort by source, and the reviewers' hours with their projection.
   CorrectionSummary correction;
+  /// The assistant against each baseline the reviewers scored (the scenario's `baselines:`).
+  std::vector<BaselineComparison> baselines;
   AutomatedChecks automated;
   std::vector<GroupScores> judges;  // each LLM judge ("judge:<model>"), apart from the above
   /// Each LLM judge against the reviewers on the answers both scored, and quality.judge's gate.

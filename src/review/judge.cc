@@ -133,6 +133,9 @@ Result<JudgeResult> JudgeAnswers(store::Store& store, const store::RunInfo& run,
   if (!key.ok()) return key.status();
   Result<std::vector<store::SampledAnswer>> answers = store.ListSampledAnswers(run.id);
   if (!answers.ok()) return answers.status();
+  // The judge scores the assistant's answers; a baseline's are for the reviewers alone.
+  std::erase_if(*answers,
+                [](const store::SampledAnswer& a) { return a.source != store::kAssistantSource; });
   if (answers->empty())
     return Status::InvalidInput("run " + run.id + " has no answers sampled for review");
 

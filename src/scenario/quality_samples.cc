@@ -31,8 +31,59 @@ Status Runner::SampleAnswers(const StageRequests& requests, const StageResult& s
   }
   SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "under_load", under_load));
   report.samples_under_load = static_cast<int64_t>(under_load.size());
-  if (scenario.quality.samples_at_rest <= 0) return Status::Ok();
-  return SampleAtRest(requests, stage.name, steady_phase_id, report);
+  if (scenario.quality.samples_at_rest > 0)
+    SG_RETURN_IF_ERROR(SampleAtRest(requests, stage.name, steady_phase_id, report));
+  return StoreBaselines(report);
+}
+
+// Each baseline's recorded answers to the tasks the assistant's sampled answers cover, as the
+// answers of a phase of its own (store::kBaselinePhase, the baseline's name as its stage), so
+// that export mixes them into the same packets and the same reviewers score both. The time to
+// resolution, when recorded, is the request's end. A baseline already stored (a resumed run) is
+// kept as it is.
+Status Runner::StoreBaselines(RunReport& report) {
+  if (bundle_.baseline_answers.empty()) return Status::Ok();
+  Result<std::vector<store::SampledAnswer>> sampled = store_.ListSampledAnswers(run_id_);
+  if (!sampled.ok()) return sampled.status();
+  std::set<std::string> tasks;   // the tasks of the assistant's sampled answers
+  std::set<std::string> stored;  // the baselines already stored
+  for (const store::SampledAnswer& a : *sampled) {
+    if (a.source == store::kAssistantSource)
+      tasks.insert(a.task_id);
+    else
+      stored.insert(a.source);
+  }
+  // Far above any phase a run measures, so that no resumed run's ordinals meet them.
+  constexpr int64_t kFirstOrdinal = 1'000'000;
+  for (size_t b = 0; b < bundle_.baseline_answers.size(); ++b) {
+    const auto& [name, answers] = bundle_.baseline_answers[b];
+    if (stored.contains(name)) continue;
+    Result<int64_t> phase_id = store_.AddPhase({.run_id = run_id_,
+                                                .ordinal = kFirstOrdinal + static_cast<int64_t>(b),
+                                                .stage = name,
+                                                .phase = store::kBaselinePhase,
+                                                .at_rest = true,
+                                                .status = store::PhaseStatus::kComplete});
+    if (!phase_id.ok()) return phase_id.status();
+    std::vector<load::RequestRecord> records;
+    std::vector<std::pair<int64_t, int64_t>> keys;
+    for (const manifest::RecordedAnswer& recorded : answers) {
+      if (!tasks.contains(recorded.task_id)) continue;
+      load::RequestRecord& r = records.emplace_back();
+      r.run_id = run_id_;
+      r.phase_id = *phase_id;
+      r.sequence = static_cast<int64_t>(records.size() - 1);
+      r.task_id = recorded.task_id;
+      r.sent_ns = 0;
+      if (recorded.resolution_s) r.end_ns = static_cast<int64_t>(*recorded.resolution_s * 1e9);
+      r.answer_text = recorded.answer;
+      keys.push_back({*phase_id, r.sequence});
+    }
+    SG_RETURN_IF_ERROR(store_.AddRequests(records));
+    SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "at_rest", keys));
+    report.baseline_samples.push_back({name, static_cast<int64_t>(records.size())});
+  }
+  return Status::Ok();
 }
 
 Status Runner::SampleAtRest(const StageRequests& requests, const std::string& stage,

@@ -203,6 +203,8 @@ json RunJson(const manifest::Bundle& bundle, const std::string& fingerprint,
               {"telemetry", TelemetryJson(report)},
               {"notes", report.notes}};
   if (!report.sharding.is_null()) run["sharding"] = report.sharding;
+  for (const auto& [name, count] : report.baseline_samples)
+    run["quality_samples"]["baselines"][name] = count;
   return run;
 }
 

@@ -165,6 +165,8 @@ struct RunReport {
   bool interrupted = false;
   std::vector<StageResult> stages;
   int64_t samples_at_rest = 0, samples_under_load = 0;
+  /// Each baseline's recorded answers that joined the review: those to the tasks sampled.
+  std::vector<std::pair<std::string, int64_t>> baseline_samples;
   std::vector<faults::DenialFinding> denials;      // access-denial probes, in the scenario's order
   std::vector<faults::ToolOutageFinding> outages;  // tool-outage probes, in the scenario's order
   std::vector<std::string> notes;  // facts for the reader: telemetry absent, a stage skipped...
@@ -285,6 +287,7 @@ class Runner {
                        StageResult& result);
   /// The answers sampled for review from the final stage: under load, then at rest.
   Status SampleAnswers(const StageRequests& requests, const StageResult& stage, RunReport& report);
+  Status StoreBaselines(RunReport& report);
   Status SampleAtRest(const StageRequests& requests, const std::string& stage,
                       std::optional<int64_t> steady_phase_id, RunReport& report);
 

@@ -134,6 +134,32 @@ std::optional<DiffInterval> BootstrapPercentileDiff(std::span<const double> a,
   };
 }
 
+std::optional<DiffInterval> BootstrapMeanDiff(std::span<const double> a, std::span<const double> b,
+                                              int resamples, uint64_t seed, double confidence) {
+  if (a.empty() || b.empty() || resamples < 100 || !(confidence > 0 && confidence < 1))
+    return std::nullopt;
+  if (!AllFinite(a) || !AllFinite(b)) return std::nullopt;
+  IndexDraw draw(seed);
+  const auto resampled_mean = [&draw](std::span<const double> values) {
+    double sum = 0;
+    for (size_t i = 0; i < values.size(); ++i)
+      sum += values[draw.Below(values.size())];
+    return sum / static_cast<double>(values.size());
+  };
+  std::vector<double> differences;
+  differences.reserve(static_cast<size_t>(resamples));
+  for (int i = 0; i < resamples; ++i) {
+    const double from_a = resampled_mean(a);
+    differences.push_back(from_a - resampled_mean(b));
+  }
+  std::sort(differences.begin(), differences.end());
+  return DiffInterval{
+      .estimate = Sum(a) / static_cast<double>(a.size()) - Sum(b) / static_cast<double>(b.size()),
+      .low = PercentileOfSorted(differences, 100 * (1 - confidence) / 2),
+      .high = PercentileOfSorted(differences, 100 * (1 + confidence) / 2),
+  };
+}
+
 namespace {
 
 // The number of ways to choose k of n, or nullopt past `cap`.

@@ -46,6 +46,12 @@ std::optional<DiffInterval> BootstrapPercentileDiff(std::span<const double> a,
                                                     int resamples, uint64_t seed,
                                                     double confidence = 0.95);
 
+/// mean(a) - mean(b) with a percentile-bootstrap interval, drawn as BootstrapPercentileDiff draws
+/// (each round resamples a and b independently, with replacement). nullopt as for it.
+std::optional<DiffInterval> BootstrapMeanDiff(std::span<const double> a, std::span<const double> b,
+                                              int resamples, uint64_t seed,
+                                              double confidence = 0.95);
+
 /// The result of a permutation test of mean(a) - mean(b).
 struct PermutationResult {
   double difference;   // mean(a) - mean(b)

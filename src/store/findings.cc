@@ -390,6 +390,13 @@ StoredScenario ParseScenario(std::string_view scenario_json) {
         out.quality.judge = StoredQualityThresholds::Judge{
             .model = model, .min_kappa = *min_kappa, .min_overlap = *min_overlap};
     }
+    for (const auto& [object, path] : q.Objects("not_worse_than")) {
+      const Fields r = q.At(*object, path);
+      const std::string baseline = r.Text("baseline"), criterion = r.Text("criterion");
+      if (baseline.empty() || criterion.empty()) continue;
+      out.quality.not_worse_than.push_back(
+          {.baseline = baseline, .criterion = criterion, .margin = r.Number("margin").value_or(0)});
+    }
   }
   if (const json* triage = f.Object("triage")) {
     const Fields t = f.Nested(*triage, "triage");

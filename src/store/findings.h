@@ -197,6 +197,13 @@ struct StoredQualityThresholds {
   };
   std::optional<Judge> judge;
   std::string no_regression_from;  // "approved", or "" without the rule
+  /// `quality.not_worse_than`: baseline, criterion ("weighted_mean" for the weighted mean) and
+  /// margin of each rule.
+  struct NotWorseThan {
+    std::string baseline, criterion;
+    double margin = 0;
+  };
+  std::vector<NotWorseThan> not_worse_than;
 };
 
 /// The `cost` section of a stored scenario (manifest::Cost): what one instance or GPU cost an

@@ -10,19 +10,23 @@ Result<std::vector<SampledAnswer>> Store::ListSampledAnswers(const std::string& 
   Result<Statement> query = Statement::Prepare(
       *db_,
       "SELECT a.request_id, a.condition, r.task_id, COALESCE(p.stage, ''), r.answer_text, "
-      "r.tool_calls_json, r.http_status FROM answers a JOIN requests r ON r.id = a.request_id "
+      "r.tool_calls_json, r.http_status, CASE WHEN p.phase = ? THEN p.stage ELSE ? END, "
+      "r.end_ns - r.sent_ns "
+      "FROM answers a JOIN requests r ON r.id = a.request_id "
       "LEFT JOIN phases p ON p.id = r.phase_id WHERE a.run_id = ? ORDER BY a.request_id");
   if (!query.ok()) return query.status();
-  query->Bind(1, run_id);
+  query->Bind(1, kBaselinePhase).Bind(2, kAssistantSource).Bind(3, run_id);
   std::vector<SampledAnswer> answers;
   while (query->Step())
     answers.push_back({.request_id = query->Int(0),
+                       .source = query->Text(7),
                        .condition = query->Text(1),
                        .task_id = query->Text(2),
                        .stage = query->Text(3),
                        .answer_text = query->Text(4),
                        .tool_calls_json = query->Text(5),
-                       .http_status = query->OptionalInt(6)});
+                       .http_status = query->OptionalInt(6),
+                       .e2e_ns = query->OptionalInt(8)});
   SG_RETURN_IF_ERROR(query->status());
   return answers;
 }

@@ -10,16 +10,27 @@ namespace stagegate::store {
 /// "judge:<model>" instead, and are kept apart from the reviewers' everywhere.
 inline constexpr const char* kReviewersScorer = "reviewers";
 
+/// The phase that holds a baseline's answers (a scenario's `baselines:`, today's workflow scored
+/// blind beside the assistant): one phase a baseline, its name as the phase's stage. Such phases
+/// are answers to review and nothing else: ListPhases, ListRequests and the per-task rules never
+/// see them, so no latency, completion or triage figure counts them.
+inline constexpr const char* kBaselinePhase = "baseline";
+
+/// Whose answer a sampled answer is: the assistant under test, or a baseline by its name.
+inline constexpr const char* kAssistantSource = "assistant";
+
 /// An answer sampled for review (the `answers` table) with what review and quality read of its
 /// request.
 struct SampledAnswer {
   int64_t request_id = 0;
-  std::string condition;  // "at_rest" or "under_load"
+  std::string source = kAssistantSource;  // or the baseline's name
+  std::string condition;                  // "at_rest" or "under_load"
   std::string task_id;
   std::string stage;  // the stage of the request's phase, as stored ("" if the phase is gone)
   std::string answer_text;
   std::string tool_calls_json = "[]";
   std::optional<int64_t> http_status;
+  std::optional<int64_t> e2e_ns;  // sent to end; a baseline's: its recorded time to resolution
 };
 
 /// An answer the per-task gate rules judge a task by (quality/task_rules.h): a first turn of the

@@ -314,9 +314,9 @@ Result<std::vector<PhaseInfo>> Store::ListPhases(const std::string& run_id) {
   Result<Statement> query = Statement::Prepare(
       *db_,
       "SELECT id, run_id, ordinal, stage, phase, level, config_json, started_ns, ended_ns, status, "
-      "at_rest FROM phases WHERE run_id = ? ORDER BY ordinal");
+      "at_rest FROM phases WHERE run_id = ? AND phase != ? ORDER BY ordinal");
   if (!query.ok()) return query.status();
-  query->Bind(1, run_id);
+  query->Bind(1, run_id).Bind(2, kBaselinePhase);
   std::vector<PhaseInfo> phases;
   while (query->Step()) {
     PhaseInfo phase;
@@ -545,10 +545,11 @@ Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& 
   Result<Statement> query = Statement::Prepare(
       *db_, std::string("SELECT id, ") + kRequestColumns +
                 ", (SELECT times_ns FROM chunks WHERE chunks.request_id = requests.id)"
-                " FROM requests WHERE run_id = ? ORDER BY (SELECT ordinal FROM phases WHERE "
+                " FROM requests WHERE run_id = ? AND phase_id NOT IN (SELECT id FROM phases WHERE "
+                "run_id = ? AND phase = ?) ORDER BY (SELECT ordinal FROM phases WHERE "
                 "phases.id = requests.phase_id), sequence");
   if (!query.ok()) return query.status();
-  query->Bind(1, run_id);
+  query->Bind(1, run_id).Bind(2, run_id).Bind(3, kBaselinePhase);
   std::vector<load::RequestRecord> records;
   while (query->Step()) {
     const Statement& q = *query;

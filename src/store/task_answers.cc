@@ -11,7 +11,8 @@ Result<std::vector<TaskAnswer>> Store::ListTaskAnswers(const std::string& run_id
       *db_,
       "SELECT r.id, r.task_id, p.stage, p.at_rest, r.trace_id, r.outcome, r.answer_text, "
       "r.tool_calls_json, r.http_status FROM requests r JOIN phases p ON p.id = r.phase_id "
-      "WHERE r.run_id = ? AND p.status != 'superseded' AND COALESCE(r.turn, 0) = 0 "
+      "WHERE r.run_id = ? AND p.status != 'superseded' AND p.phase != 'baseline' "
+      "AND COALESCE(r.turn, 0) = 0 "
       "AND r.outcome IN ('ok', 'denied') AND r.phase_id IN (SELECT s.phase_id FROM answers a "
       "JOIN requests s ON s.id = a.request_id WHERE a.run_id = ?) ORDER BY r.id");
   if (!query.ok()) return query.status();

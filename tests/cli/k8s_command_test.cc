@@ -251,7 +251,7 @@ TEST_CASE("k8s gives back every file's bytes, whatever their line breaks", "[cli
     CHECK(refused.exit_code == 2);
     CHECK(refused.out == "");
     CHECK(std::regex_match(refused.err,
-                           std::regex("stagegate k8s: the scenario's 40 files come to [0-9]+ "
+                           std::regex("stagegate k8s: the scenario's 42 files come to [0-9]+ "
                                       "bytes, over the 1 MiB \\(1048576 bytes\\) a ConfigMap "
                                       "holds: build them into the image and use --in-image\n")));
     Invocation in_image =
