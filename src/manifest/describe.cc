@@ -243,6 +243,13 @@ std::vector<std::string> ConditionLines(const Bundle& bundle) {
               " on >= " + std::to_string(q.judge->min_overlap) + " answers both scored";
     if (q.no_regression_from == RegressionBaseline::kApproved)
       text += ", no task may regress from the approved run";
+    for (const NotWorseThan& rule : q.not_worse_than)
+      text += ", not worse than " + rule.baseline.name + " on " + rule.criterion.name +
+              " by more than " + FormatNumber(rule.margin) + " (interval's lower bound)";
+    for (size_t i = 0; i < bundle.baseline_answers.size(); ++i)
+      text += (i == 0 ? "; scored blind beside baseline " : ", ") +
+              bundle.baseline_answers[i].first + " (" +
+              std::to_string(bundle.baseline_answers[i].second.size()) + " recorded answers)";
     lines.push_back("condition 2  " + text);
   } else {
     lines.push_back("condition 2  quality: no rubric; condition 2 will stay pending");
