@@ -38,12 +38,11 @@ std::vector<json> JsonLines(const std::string& path) {
 std::string BaselineRun(const testing::TempDir& dir) {
   std::string text = testing::ReadText(testing::Testdata("run/review.yaml"));
   text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
-  text = testing::ReplaceAll(
-      text, "  min_pass_rate: 0.7\n",
-      "  min_pass_rate: 0.7\n"
-      "  not_worse_than:\n"
-      "    - {baseline: quetzal, criterion: correctness, margin: 0.25}\n"
-      "    - {baseline: quetzal, criterion: weighted_mean}\n");
+  text = testing::ReplaceAll(text, "  min_pass_rate: 0.7\n",
+                             "  min_pass_rate: 0.7\n"
+                             "  not_worse_than:\n"
+                             "    - {baseline: quetzal, criterion: correctness, margin: 0.25}\n"
+                             "    - {baseline: quetzal, criterion: weighted_mean}\n");
   text += "baselines:\n  - name: quetzal\n    answers: " +
           testing::SourcePath("corpus/service-desk/baselines/service-desk.csv") + "\n";
   testing::WriteText(dir / "review.yaml", text);
@@ -332,8 +331,8 @@ TEST_CASE("the assistant against a baseline: the difference and its interval, re
     for (const json& line : lines)
       text_out += line.dump() + "\n";
     testing::WriteText(dir / (reviewer + "-again.jsonl"), text_out);
-    Ran replaced = testing::RunStagegate(
-        dir, {"import", run, dir / (reviewer + "-again.jsonl"), "--replace"});
+    Ran replaced =
+        testing::RunStagegate(dir, {"import", run, dir / (reviewer + "-again.jsonl"), "--replace"});
     INFO(replaced.out << replaced.err);
     REQUIRE(replaced.exit_code == 0);
   }
@@ -347,8 +346,9 @@ TEST_CASE("the assistant against a baseline: the difference and its interval, re
       return r.starts_with(start) && r.ends_with("; the verdict uses the lower bound");
     });
   };
-  CHECK(failed("not shown to be no worse than baseline quetzal on correctness (margin 0.25): the "
-               "lower bound of the 95% interval of the difference, -1."));
+  CHECK(
+      failed("not shown to be no worse than baseline quetzal on correctness (margin 0.25): the "
+             "lower bound of the 95% interval of the difference, -1."));
   CHECK(failed("not shown to be no worse than baseline quetzal on weighted mean (margin 0): "));
 }
 
