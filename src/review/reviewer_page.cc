@@ -411,9 +411,14 @@ constexpr std::string_view kPageTail = R"html(</script>
     if (since === null && document.visibilityState === 'visible') since = performance.now();
   }
 
+  const judged = (id) => scoresOf(id).size > 0 || usability.has(id) || corrections.has(id);
+
   let saveFailed = false;
   // Reads what is kept before writing over it: another tab's save that has not reached this one
-  // yet (its storage event still queued) is taken in, not dropped.
+  // yet (its storage event still queued) is taken in, not dropped. A tab that holds no judgement,
+  // given or taken in, writes nothing: a document can open, and even save, before the browser
+  // shows it what an earlier one kept, and its empty save would replace every score. Time on the
+  // items is kept here and saved with the first judgement.
   function save() {
     flushClock();
     if (!storage) return;
@@ -424,6 +429,7 @@ constexpr std::string_view kPageTail = R"html(</script>
     } catch (e) {
       // Unreadable storage: what this tab holds is written below.
     }
+    if (!items.some((it) => judged(it.id))) return;
     const entries = items.map((it) => {
       const times = givenAt.get(it.id) || new Map();
       const given = [...scoresOf(it.id)].map(([c, level]) => [c, level, times.get(c) || 0]);
