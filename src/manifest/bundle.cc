@@ -103,15 +103,19 @@ void CheckAgainstRubric(Diagnostics& diagnostics, const Scenario& scenario, cons
   }
 }
 
-// Each baseline's recorded answers, checked against the corpus.
+// Each baseline's recorded answers, checked against the corpus; an endpoint baseline needs one.
 void ReadBaselineAnswers(Diagnostics& diagnostics, Bundle& bundle) {
   for (const Baseline& baseline : bundle.scenario.baselines) {
-    if (baseline.answers.empty()) continue;  // said where the scenario was read
+    if (baseline.answers.empty() && !baseline.endpoint) continue;  // said where it was read
     if (!bundle.corpus) {
-      diagnostics.Error(baseline.pos, "baseline '" + baseline.name +
-                                          "': recorded answers need the scenario's 'corpus'");
+      diagnostics.Error(baseline.pos,
+                        "baseline '" + baseline.name + "': " +
+                            (baseline.endpoint ? "an endpoint is asked the corpus's tasks"
+                                               : "recorded answers need the corpus") +
+                            ": the scenario needs a 'corpus'");
       continue;
     }
+    if (baseline.endpoint) continue;
     Result<std::string> text = ReadFile(baseline.answers.resolved, kMaxManifestBytes + 3);
     if (!text.ok()) {
       diagnostics.Error(baseline.answers.pos,

@@ -213,6 +213,18 @@ std::string Limits(const std::vector<LatencyThreshold>& latency, double completi
 }
 
 // What each of the three release conditions asks.
+// Where a baseline's answers come from: its recorded answers, or the service asked at rest.
+std::string BaselineSource(const Bundle& bundle, const Baseline& baseline) {
+  if (baseline.endpoint) {
+    const Stage& e = *baseline.endpoint;
+    return "asked at rest" + (e.base_url ? " at " + *e.base_url : std::string(" at the target")) +
+           (e.body.empty() ? "" : ", body " + e.body.dump());
+  }
+  for (const auto& [name, answers] : bundle.baseline_answers)
+    if (name == baseline.name) return std::to_string(answers.size()) + " recorded answers";
+  return "recorded answers";
+}
+
 std::vector<std::string> ConditionLines(const Bundle& bundle) {
   const Scenario& s = bundle.scenario;
   std::vector<std::string> lines;
@@ -246,10 +258,9 @@ std::vector<std::string> ConditionLines(const Bundle& bundle) {
     for (const NotWorseThan& rule : q.not_worse_than)
       text += ", not worse than " + rule.baseline.name + " on " + rule.criterion.name +
               " by more than " + FormatNumber(rule.margin) + " (interval's lower bound)";
-    for (size_t i = 0; i < bundle.baseline_answers.size(); ++i)
-      text += (i == 0 ? "; scored blind beside baseline " : ", ") +
-              bundle.baseline_answers[i].first + " (" +
-              std::to_string(bundle.baseline_answers[i].second.size()) + " recorded answers)";
+    for (size_t i = 0; i < s.baselines.size(); ++i)
+      text += (i == 0 ? "; scored blind beside baseline " : ", ") + s.baselines[i].name + " (" +
+              BaselineSource(bundle, s.baselines[i]) + ")";
     lines.push_back("condition 2  " + text);
   } else {
     lines.push_back("condition 2  quality: no rubric; condition 2 will stay pending");

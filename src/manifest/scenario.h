@@ -373,10 +373,19 @@ struct ClientSettings {
 
 /// Today's workflow, whose answers to the corpus's tasks are scored blind beside the assistant's:
 /// recorded answers, from a CSV or JSON Lines file (manifest/recorded_answers.h).
+/// What the assistant is compared with: today's answers to the same tasks, either recorded
+/// (`answers`) or asked of a service (`endpoint`) over the tasks of the assistant's sampled
+/// answers, at rest, through the same engine.
 struct Baseline {
   std::string name;
   SourcePos pos;
-  PathRef answers;
+  PathRef answers;  // recorded answers; empty for an endpoint
+  // The service, as an overlay on the run's final stage (its base_url, path, headers, body,
+  // persona_credentials and tools); its name is the baseline's.
+  std::optional<Stage> endpoint;
+  // The variable holding the service's API key. Unset: the target's key goes to a baseline on the
+  // target's own server (no base_url of its own, no Authorization header), and no key elsewhere.
+  std::string api_key_env;
 };
 
 /// A loaded scenario: every default applied, every path resolved against the scenario's folder.
@@ -426,6 +435,11 @@ struct EffectiveStage {
 };
 
 std::vector<EffectiveStage> EffectiveStages(const Scenario& scenario);
+
+/// Lays `stage`'s overlay over `effective` (the stage before it): its capabilities are added,
+/// what it sets replaces, its headers replace those of the same name in any spelling, and its
+/// body is merged in as a JSON merge patch. The name, tasks and phases are left alone.
+void ApplyOverlay(const Stage& stage, EffectiveStage& effective);
 
 /// Loads and checks one scenario file. Every problem goes to `diagnostics`; the result is nullopt
 /// when there was any. Referenced files (corpus, rubric) are not opened here: see LoadBundle.

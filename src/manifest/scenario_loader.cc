@@ -150,6 +150,29 @@ Target ReadTarget(const YamlFile& file, const YAML::Node& node, const ManifestFa
   return target;
 }
 
+// A stage's overlay on the target and the stages before it: its URL, path, headers, body fields,
+// and whether it sends persona credentials and tool definitions.
+void ReadOverlay(MapReader& map, Stage& stage, HeaderPositions& positions) {
+  const YamlFile& file = map.file();
+  if (auto url = ReadUrl(map, "base_url", Need::kOptional)) stage.base_url = url;
+  if (auto path = map.String("path")) {
+    if (!path->starts_with("/"))
+      file.Error(map.Get("path"), "'path' must start with '/', got '" + *path + "'");
+    stage.path = path;
+  }
+  YAML::Node headers = map.Get("headers");
+  if (headers.IsDefined()) ReadHeaders(file, headers, stage, positions);
+  YAML::Node body = map.Get("body");
+  if (body.IsDefined()) {
+    if (!body.IsMap())
+      file.Error(body, "'body' must be a mapping of JSON fields, got " + Describe(body));
+    else
+      stage.body = ReadJson(file, body);
+  }
+  stage.persona_credentials = map.Bool("persona_credentials");
+  stage.tools = map.Bool("tools");
+}
+
 // `header_positions` receives where each stage's header names are written, one entry a stage.
 std::vector<Stage> ReadStages(const YamlFile& file, const YAML::Node& node,
                               const std::vector<LoadPhase>& phases,
@@ -169,24 +192,8 @@ std::vector<Stage> ReadStages(const YamlFile& file, const YAML::Node& node,
     if (capabilities.IsDefined())
       stage.capabilities = ReadCapabilities(file, capabilities, "'capabilities'")
                                .value_or(std::vector<Capability>{});
-    if (auto url = ReadUrl(map, "base_url", Need::kOptional)) stage.base_url = url;
-    if (auto path = map.String("path")) {
-      if (!path->starts_with("/"))
-        file.Error(map.Get("path"), "'path' must start with '/', got '" + *path + "'");
-      stage.path = path;
-    }
-    YAML::Node headers = map.Get("headers");
     HeaderPositions positions;
-    if (headers.IsDefined()) ReadHeaders(file, headers, stage, positions);
-    YAML::Node body = map.Get("body");
-    if (body.IsDefined()) {
-      if (!body.IsMap())
-        file.Error(body, "'body' must be a mapping of JSON fields, got " + Describe(body));
-      else
-        stage.body = ReadJson(file, body);
-    }
-    stage.persona_credentials = map.Bool("persona_credentials");
-    stage.tools = map.Bool("tools");
+    ReadOverlay(map, stage, positions);
     stage.tasks = map.Enum("tasks", kTaskSelectionNames).value_or(TaskSelection::kCovered);
     YAML::Node stage_phases = map.Get("phases");
     if (stage_phases.IsDefined() && !stage_phases.IsSequence())
@@ -642,12 +649,24 @@ Decisions ReadDecisions(const YamlFile& file, const YAML::Node& node) {
   return decisions;
 }
 
+// A baseline endpoint's Authorization header would go out beside the key of its api_key_env.
+void CheckBaselineAuthorization(const YamlFile& file, const Baseline& baseline,
+                                const HeaderPositions& positions) {
+  if (baseline.api_key_env.empty()) return;
+  for (const auto& [name, pos] : positions)
+    if (SameHeaderName(name, "Authorization"))
+      file.Error(pos, "baseline '" + baseline.name +
+                          "': header 'Authorization' would be sent twice: 'api_key_env' sends "
+                          "the baseline's key as one");
+}
+
 std::vector<Baseline> ReadBaselines(const YamlFile& file, const YAML::Node& node) {
   std::vector<Baseline> baselines;
   if (!node.IsSequence()) {
     file.Error(node,
                "'baselines' must be a list, as [{name: service-desk, answers: "
-               "desk-answers.csv}], got " +
+               "desk-answers.csv}] or [{name: previous-model, endpoint: {body: {model: v1}}}], "
+               "got " +
                    Describe(node));
     return baselines;
   }
@@ -656,8 +675,25 @@ std::vector<Baseline> ReadBaselines(const YamlFile& file, const YAML::Node& node
     if (!map.valid()) continue;
     Baseline baseline{.pos = file.Pos(item)};
     baseline.name = ReadName(map, "name", Need::kRequired).value_or("");
-    map.Get("answers", Need::kRequired);  // said when absent
-    baseline.answers = ReadPath(map, "answers");
+    const YAML::Node endpoint = map.Get("endpoint");
+    if (endpoint.IsDefined() == map.Has("answers"))
+      file.Error(baseline.pos, "baseline '" + baseline.name +
+                                   "': give one of 'answers' (a file of recorded answers) and "
+                                   "'endpoint' (a service run over the same tasks at rest)");
+    if (map.Has("answers")) baseline.answers = ReadPath(map, "answers");
+    if (endpoint.IsDefined()) {
+      MapReader overlay(file, endpoint, "baseline endpoint");
+      if (overlay.valid()) {
+        Stage& stage = baseline.endpoint.emplace();
+        stage.name = baseline.name;
+        stage.pos = overlay.pos();
+        HeaderPositions positions;
+        ReadOverlay(overlay, stage, positions);
+        ReadEnvName(overlay, "api_key_env", baseline.api_key_env);
+        CheckBaselineAuthorization(file, baseline, positions);
+        overlay.Finish();
+      }
+    }
     map.Finish();
     for (const Baseline& other : baselines)
       if (!baseline.name.empty() && other.name == baseline.name)
@@ -778,6 +814,23 @@ std::optional<Scenario> LoadScenario(const std::string& path, Diagnostics& diagn
   return scenario;
 }
 
+void ApplyOverlay(const Stage& stage, EffectiveStage& current) {
+  for (Capability capability : stage.capabilities) {
+    if (!Covers(current.capabilities, {capability})) current.capabilities.push_back(capability);
+  }
+  if (stage.base_url) current.base_url = *stage.base_url;
+  if (stage.path) current.path = *stage.path;
+  for (const auto& [name, value] : stage.headers) {
+    // (An init-capture: clang 14 cannot capture a structured binding.)
+    std::erase_if(current.headers,
+                  [&, key = name](const auto& h) { return SameHeaderName(h.first, key); });
+    current.headers[name] = value;
+  }
+  current.body.merge_patch(stage.body);
+  if (stage.persona_credentials) current.persona_credentials = *stage.persona_credentials;
+  if (stage.tools) current.tools = *stage.tools;
+}
+
 std::vector<EffectiveStage> EffectiveStages(const Scenario& scenario) {
   std::vector<EffectiveStage> effective;
   EffectiveStage current;
@@ -787,21 +840,7 @@ std::vector<EffectiveStage> EffectiveStages(const Scenario& scenario) {
   current.body = nlohmann::json::object();
   for (const Stage& stage : scenario.stages) {
     current.name = stage.name;
-    for (Capability capability : stage.capabilities) {
-      if (!Covers(current.capabilities, {capability})) current.capabilities.push_back(capability);
-    }
-    if (stage.base_url) current.base_url = *stage.base_url;
-    if (stage.path) current.path = *stage.path;
-    for (const auto& [name, value] : stage.headers) {
-      // A later stage's header replaces an earlier one of the same name in any spelling.
-      // (An init-capture: clang 14 cannot capture a structured binding.)
-      std::erase_if(current.headers,
-                    [&, key = name](const auto& h) { return SameHeaderName(h.first, key); });
-      current.headers[name] = value;
-    }
-    current.body.merge_patch(stage.body);
-    if (stage.persona_credentials) current.persona_credentials = *stage.persona_credentials;
-    if (stage.tools) current.tools = *stage.tools;
+    ApplyOverlay(stage, current);
     current.tasks = stage.tasks;
     current.phases = stage.phases;
     if (current.phases.empty()) {

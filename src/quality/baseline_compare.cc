@@ -116,7 +116,8 @@ json ComparisonToJson(const BaselineComparison& c) {
       {"categories", categories},
       {"time_to_answer_s",
        {{"assistant_median", c.assistant_median_s ? json(*c.assistant_median_s) : json(nullptr)},
-        {"baseline_median", c.baseline_median_s ? json(*c.baseline_median_s) : json(nullptr)}}}};
+        {"baseline_median", c.baseline_median_s ? json(*c.baseline_median_s) : json(nullptr)},
+        {"baseline_times", c.baseline_times.empty() ? json(nullptr) : json(c.baseline_times)}}}};
 }
 
 std::vector<std::string> ComparisonLines(const BaselineComparison& c) {
@@ -135,8 +136,10 @@ std::vector<std::string> ComparisonLines(const BaselineComparison& c) {
         "    time to an answer (information): assistant median " +
         (c.assistant_median_s ? FormatNumber(*c.assistant_median_s, 2) + " s" : "not measured") +
         ", baseline median " +
-        (c.baseline_median_s ? FormatNumber(*c.baseline_median_s, 0) + " s (recorded)"
-                             : "not recorded"));
+        (c.baseline_median_s
+             ? FormatNumber(*c.baseline_median_s, c.baseline_times == "recorded" ? 0 : 2) + " s" +
+                   (c.baseline_times.empty() ? "" : " (" + c.baseline_times + ")")
+             : "not recorded"));
   return lines;
 }
 

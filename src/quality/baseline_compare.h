@@ -40,8 +40,11 @@ struct BaselineComparison {
   Difference pass_rate;                // the share of answers that pass
   std::vector<Difference> categories;  // the weighted mean, per task category
   /// Time to an answer, as information: the assistant's median e2e and the baseline's median
-  /// recorded time to resolution, in seconds (absent without any).
+  /// time to an answer (recorded, or measured), in seconds (absent without any).
   std::optional<double> assistant_median_s, baseline_median_s;
+  /// How the baseline's times came: "recorded" (its file's time to resolution), "measured at
+  /// rest" (an endpoint the run asked), or "" when not known (the scenario not at hand).
+  std::string baseline_times;
 };
 
 inline constexpr int kComparisonResamples = 2000;

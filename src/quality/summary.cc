@@ -507,9 +507,12 @@ Result<std::vector<BaselineComparison>> CompareBaselines(
   for (const std::string& source : sources) {
     Result<std::vector<SampledAnswer>> answers = ReadAnswers(store, run.id, source);
     if (!answers.ok()) return answers.status();
-    out.push_back(CompareWithBaseline(
+    BaselineComparison& c = out.emplace_back(CompareWithBaseline(
         source, assistant, Compared(JudgeScoredAnswers(*answers, reviewed, rubric), bundle),
         criteria));
+    for (const manifest::Baseline& b :
+         bundle ? bundle->scenario.baselines : std::vector<manifest::Baseline>())
+      if (b.name == source) c.baseline_times = b.endpoint ? "measured at rest" : "recorded";
   }
   return out;
 }

@@ -234,6 +234,15 @@ Status Runner::Prepare(Plan& plan) {
       .sim = scenario.target.kind == manifest::TargetKind::kSim};
   if (plan.endpoint.model.empty()) plan.endpoint.model = scenario.manifest.model;
   PlanStages(stages, plan, errors);
+  // An endpoint baseline that cannot be asked (its key unset) is said now, not after the load.
+  const auto final_stage = std::find_if(plan.stages.rbegin(), plan.stages.rend(),
+                                        [](const PlanStage& s) { return !s.skipped; });
+  for (const manifest::Baseline& baseline : scenario.baselines)
+    if (baseline.endpoint && final_stage != plan.stages.rend() && !settings_.load_only)
+      if (Result<StageRequests> asked =
+              BaselineRequests(baseline, final_stage->effective, plan.endpoint);
+          !asked.ok())
+        errors.push_back(asked.status().message());
   const bool own_sim = plan.endpoint.sim && settings_.target_url.empty();
   const std::map<int64_t, std::string> upstreams = ProxyUpstreams(scenario, own_sim, errors);
   if (!errors.empty()) return Status::InvalidInput(Join(errors, "\n"));
@@ -625,7 +634,8 @@ Result<RunReport> Runner::Run(const std::string& run_id, const std::function<Sta
           ", with no task to review");
     if (i == final_stage && !stop_.load() && requests.task_count() > 0 && first_shard &&
         !settings_.load_only)
-      SG_RETURN_IF_ERROR(SampleAnswers(requests, stage_result, report));
+      SG_RETURN_IF_ERROR(
+          SampleAnswers(requests, stage_result, stage.effective, plan.endpoint, report));
     if (!stage_result.passed() && scenario.on_stage_failure == manifest::OnStageFailure::kStop) {
       stopped_by_policy = true;
       report.notes.push_back("stage '" + stage_result.name +

@@ -165,7 +165,8 @@ struct RunReport {
   bool interrupted = false;
   std::vector<StageResult> stages;
   int64_t samples_at_rest = 0, samples_under_load = 0;
-  /// Each baseline's recorded answers that joined the review: those to the tasks sampled.
+  /// Each baseline's answers that joined the review: those to the tasks sampled (an endpoint's,
+  /// those it answered).
   std::vector<std::pair<std::string, int64_t>> baseline_samples;
   std::vector<faults::DenialFinding> denials;      // access-denial probes, in the scenario's order
   std::vector<faults::ToolOutageFinding> outages;  // tool-outage probes, in the scenario's order
@@ -285,9 +286,28 @@ class Runner {
   /// The stage's sweep or capacity search, every level judged.
   Status RunStageSweep(const PlanStage& stage, size_t index, const load::RequestSource& source,
                        StageResult& result);
-  /// The answers sampled for review from the final stage: under load, then at rest.
-  Status SampleAnswers(const StageRequests& requests, const StageResult& stage, RunReport& report);
-  Status StoreBaselines(RunReport& report);
+  /// The answers sampled for review from the final stage (`effective`, its requests against
+  /// `endpoint`): under load, then at rest; then each baseline's.
+  Status SampleAnswers(const StageRequests& requests, const StageResult& stage,
+                       const manifest::EffectiveStage& effective, const Endpoint& endpoint,
+                       RunReport& report);
+  Status StoreBaselines(const manifest::EffectiveStage& effective, const Endpoint& endpoint,
+                        RunReport& report);
+  /// A baseline's recorded answers to `tasks`, stored as the answers of a phase at `ordinal`.
+  Status StoreRecordedBaseline(const std::string& name,
+                               const std::vector<manifest::RecordedAnswer>& answers,
+                               int64_t ordinal, const std::set<std::string>& tasks,
+                               RunReport& report);
+  /// The requests of an endpoint baseline: the final stage's (`effective`) with its overlay.
+  Result<StageRequests> BaselineRequests(const manifest::Baseline& baseline,
+                                         const manifest::EffectiveStage& effective,
+                                         const Endpoint& endpoint);
+  /// Asks an endpoint baseline `tasks`, one at a time, as the run's final stage would.
+  Status AskBaseline(const manifest::Baseline& baseline, const manifest::EffectiveStage& effective,
+                     const Endpoint& endpoint, const std::set<std::string>& tasks,
+                     RunReport& report);
+  /// One request at a time, `requests` of them, with the target's timeouts.
+  PhaseStep AtRestStep(int64_t requests) const;
   Status SampleAtRest(const StageRequests& requests, const std::string& stage,
                       std::optional<int64_t> steady_phase_id, RunReport& report);
 

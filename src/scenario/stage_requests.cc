@@ -162,17 +162,22 @@ void StageRequests::UseOverlays(const manifest::Bundle& bundle,
   default_headers_ = headers_;
 }
 
-Status StageRequests::UseSecrets(const manifest::Bundle& bundle, const std::string& base) {
+Status StageRequests::UseSecrets(const manifest::Bundle& bundle, const Endpoint& endpoint,
+                                 const std::string& base) {
   const manifest::Scenario& scenario = bundle.scenario;
   auto redactor = std::make_shared<Redactor>();
   redactor->AddAll(UrlSecrets(base));
-  if (!scenario.target.api_key_env.empty()) {
-    const char* key = std::getenv(scenario.target.api_key_env.c_str());
+  // Every key the scenario names is redacted, whichever this endpoint sends.
+  const std::string& key_env = endpoint.api_key_env.value_or(scenario.target.api_key_env);
+  for (const std::string& other : {scenario.target.api_key_env, key_env})
+    if (const char* key = other.empty() ? nullptr : std::getenv(other.c_str())) redactor->Add(key);
+  if (!key_env.empty()) {
+    const char* key = std::getenv(key_env.c_str());
     if (key == nullptr || *key == '\0')
-      return Status::InvalidInput("the target's api_key_env names " + scenario.target.api_key_env +
+      return Status::InvalidInput((endpoint.api_key_env ? "the baseline's" : "the target's") +
+                                  std::string(" api_key_env names ") + key_env +
                                   ", which is unset");
     default_headers_.push_back(std::string("Authorization: Bearer ") + key);
-    redactor->Add(key);
   }
   if (bundle.corpus)
     for (const manifest::Persona& persona : bundle.corpus->personas)
@@ -232,7 +237,7 @@ Result<StageRequests> StageRequests::Make(const manifest::Bundle& bundle,
   while (!base.empty() && base.back() == '/')
     base.pop_back();
   requests.UseOverlays(bundle, stage, endpoint, base);
-  SG_RETURN_IF_ERROR(requests.UseSecrets(bundle, base));
+  SG_RETURN_IF_ERROR(requests.UseSecrets(bundle, endpoint, base));
   requests.tokenizer_ = files ? files->tokenizer.get() : nullptr;
   requests.seed_ = scenario.seed;
   requests.sessions_ = SessionShapeOf(scenario.input);

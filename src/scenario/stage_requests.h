@@ -32,6 +32,8 @@ struct Endpoint {
   std::string base_url;
   std::string model;
   bool sim = false;  // the built-in reference application, which accepts sim-token-<persona>
+  // The variable of the API key sent: the target's api_key_env when unset, none when empty.
+  std::optional<std::string> api_key_env;
 };
 
 /// The requests one stage sends: the corpus tasks it covers (every task whose needs are among
@@ -81,7 +83,8 @@ class StageRequests {
                    const Endpoint& endpoint, const std::string& base);
   /// Adds the API key's header to the default headers, and makes the redactor of every secret a
   /// request may carry. Fails (InvalidInput) when api_key_env is unset.
-  Status UseSecrets(const manifest::Bundle& bundle, const std::string& base);
+  Status UseSecrets(const manifest::Bundle& bundle, const Endpoint& endpoint,
+                    const std::string& base);
   /// Makes the request of each of the stage's tasks of `corpus`, in the stage's order. Fails
   /// (InvalidInput) on a persona's unset token variable, a follow-up without the chat endpoint,
   /// or no task at all.

@@ -168,7 +168,8 @@ TEST_CASE("broken baselines are named by file, line and column", "[baselines][ho
   CHECK(text.find(at(2, 5) + "baseline 'service-desk' is named twice (first at line " +
                   std::to_string(first + 2) + ")") != std::string::npos);
   CHECK(text.find(at(3, 5) + "a baseline may not be named 'assistant'") != std::string::npos);
-  CHECK(text.find(at(4, 5) + "baseline: missing required key 'answers'") != std::string::npos);
+  CHECK(text.find(at(4, 5) + "baseline 'old-model': give one of 'answers' (a file of recorded "
+                             "answers) and 'endpoint'") != std::string::npos);
   CHECK(text.find("unknown key 'kind'") != std::string::npos);
   CHECK(text.find("baseline 'gone': answers 'missing.csv'") != std::string::npos);
   CHECK(text.find("scenarios/desk.csv:2: task 'nope' is not in the corpus") != std::string::npos);

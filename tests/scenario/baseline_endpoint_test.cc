@@ -1,0 +1,236 @@
+// Endpoint baselines through scenario::Runner on a fake clock: each service is asked the tasks of
+// the assistant's sampled answers, one at a time, with the final stage's overlay and its own;
+// its answers join the review as the baseline's, each with the latency it took, and no key goes
+// where it does not belong.
+
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/fake_clock.h"
+#include "http/scripted_transport.h"
+#include "manifest/bundle.h"
+#include "scenario/runner.h"
+#include "store/store.h"
+#include "test_util.h"
+
+namespace stagegate::scenario {
+namespace {
+
+using json = nlohmann::json;
+constexpr int64_t kMs = 1'000'000;
+
+// The assistant at http://scripted.invalid, with a key; three baselines: the previous model on the
+// same server, the service desk's API elsewhere without a key, and the same with its own key.
+std::string Scenario(const std::string& extra_baseline = "") {
+  const std::string source = testing::SourcePath("");
+  return R"(name: baseline-endpoints
+manifest: {model: model-now, model_version: "t", hardware: "t", serving_stack: "scripted",
+           sampling: {temperature: 0, max_tokens: 400}}
+seed: 23
+corpus: )" +
+         source + R"(corpus/service-desk
+rubric: )" +
+         source +
+         R"(rubrics/service-desk.yaml
+target:
+  kind: openai
+  base_url: http://scripted.invalid
+  api_key_env: SG_TEST_TARGET_KEY
+  endpoint: chat
+  stream: true
+  timeouts: {connect_ms: 2000, first_token_ms: 5000, total_ms: 10000}
+stages:
+  - name: full
+    capabilities: [retrieval, identity, tools]
+    headers: {X-Stage: full}
+input:
+  source: corpus
+phases:
+  steady: {rate: 2, arrival: constant, duration_s: 4}
+thresholds:
+  latency:
+    - {metric: ttft, percentile: 95, max_ms: 500}
+quality:
+  samples: {at_rest: 5, under_load: 3}
+telemetry:
+  scrape_interval_ms: 0
+  gpu: off
+baselines:
+  - name: previous-model
+    endpoint: {body: {model: model-before}}
+  - name: desk
+    endpoint: {base_url: "http://desk.invalid", path: /api/answer}
+  - name: desk-keyed
+    endpoint: {base_url: "http://desk.invalid", path: /api/answer, api_key_env: SG_TEST_DESK_KEY,
+               headers: {X-Desk: "1"}}
+)" + extra_baseline;
+}
+
+struct Sent {
+  std::string url, authorization, model, stage_header, desk_header;
+};
+
+// The assistant answers in 100 ms, the previous model in 300 ms, the desk in 2 s: each four
+// tokens 10 ms apart, so a request's e2e is its first token's time and 30 ms.
+http::Script Services(std::vector<Sent>& sent) {
+  return [&sent](const http::ScriptedRequest& request) {
+    const json body = json::parse(request.body);
+    sent.push_back({request.url, http::HeaderOf(request, "Authorization"), body.value("model", ""),
+                    http::HeaderOf(request, "X-Stage"), http::HeaderOf(request, "X-Desk")});
+    const int64_t ttft = request.url.starts_with("http://desk.invalid") ? 2000 * kMs
+                         : body.value("model", "") == "model-before"    ? 300 * kMs
+                                                                        : 100 * kMs;
+    return http::ScriptedResponse::StreamedAnswer({"An ", "answer ", "for ", "you."}, ttft,
+                                                  10 * kMs);
+  };
+}
+
+struct Ran {
+  Result<RunReport> report = Status::Internal("not run");
+  std::vector<store::SampledAnswer> answers;
+  std::string console;
+};
+
+Ran RunScenario(const std::string& text, std::vector<Sent>& sent) {
+  testing::TempDir dir;
+  testing::WriteText(dir / "scenario.yaml", text);
+  manifest::Diagnostics diagnostics;
+  std::optional<manifest::Bundle> bundle = manifest::LoadBundle(dir / "scenario.yaml", diagnostics);
+  for (const manifest::Diagnostic& d : diagnostics.Sorted())
+    UNSCOPED_INFO(d.ToString());
+  REQUIRE(bundle);
+  std::unique_ptr<store::Store> store = testing::Ok(store::Store::OpenInMemory());
+  std::ostringstream out, err;
+  console::Console console(out, err, false);
+  const std::atomic<bool> stop{false};
+  FakeClock clock;
+  Runner runner(*bundle, {.workers = 1}, *store, console, stop,
+                RunSeam::Scripted(clock, Services(sent)));
+  Ran ran;
+  ran.report = runner.Run("b-run", [&] {
+    return store->CreateRun({.id = "b-run", .scenario_name = "baseline-endpoints"});
+  });
+  ran.console = out.str() + err.str();
+  if (ran.report.ok()) ran.answers = testing::Ok(store->ListSampledAnswers("b-run"));
+  return ran;
+}
+
+TEST_CASE("an endpoint baseline is asked the sampled tasks at rest, with its own URL and key",
+          "[scenario][fake][baselines]") {
+  setenv("SG_TEST_TARGET_KEY", "target-secret", 1);
+  setenv("SG_TEST_DESK_KEY", "desk-secret", 1);
+  std::vector<Sent> sent;
+  Ran ran = RunScenario(Scenario(), sent);
+  INFO(ran.console);
+  REQUIRE(ran.report.ok());
+
+  // Each baseline answered exactly the tasks of the assistant's sampled answers, once each.
+  std::set<std::string> assistant_tasks;
+  std::map<std::string, std::multiset<std::string>> tasks_of;
+  std::map<std::string, std::set<int64_t>> e2e_of;
+  for (const store::SampledAnswer& a : ran.answers) {
+    if (a.source == store::kAssistantSource) {
+      assistant_tasks.insert(a.task_id);
+      if (a.condition == "at_rest") e2e_of["assistant at rest"].insert(a.e2e_ns.value_or(-1));
+      continue;
+    }
+    tasks_of[a.source].insert(a.task_id);
+    e2e_of[a.source].insert(a.e2e_ns.value_or(-1));
+    CHECK(a.condition == "at_rest");
+    CHECK(a.stage == a.source);
+    CHECK(a.answer_text == "An answer for you.");
+  }
+  REQUIRE(assistant_tasks.size() >= 5);
+  for (const std::string name : {"previous-model", "desk", "desk-keyed"}) {
+    INFO(name);
+    CHECK(tasks_of[name] ==
+          std::multiset<std::string>(assistant_tasks.begin(), assistant_tasks.end()));
+  }
+  // The latency each took, exactly: first token and three more 10 ms apart.
+  CHECK(e2e_of["assistant at rest"] == std::set<int64_t>{130 * kMs});
+  CHECK(e2e_of["previous-model"] == std::set<int64_t>{330 * kMs});
+  CHECK(e2e_of["desk"] == std::set<int64_t>{2030 * kMs});
+  CHECK(e2e_of["desk-keyed"] == std::set<int64_t>{2030 * kMs});
+  const std::vector<std::pair<std::string, int64_t>> counts = {
+      {"previous-model", static_cast<int64_t>(assistant_tasks.size())},
+      {"desk", static_cast<int64_t>(assistant_tasks.size())},
+      {"desk-keyed", static_cast<int64_t>(assistant_tasks.size())}};
+  CHECK(ran.report->baseline_samples == counts);
+
+  // Where each request went, and with which key: the previous model on the target's server with
+  // the target's key and the stage's headers, the desk at its own path with no key or its own.
+  std::map<std::string, int> where;
+  for (const Sent& s : sent) {
+    INFO(s.url << " " << s.authorization << " " << s.model);
+    CHECK(s.stage_header == "full");
+    if (s.url == "http://desk.invalid/api/answer") {
+      CHECK(s.model == "model-now");
+      CHECK((s.authorization == "" || s.authorization == "Bearer desk-secret"));
+      CHECK((s.desk_header == "1") == (s.authorization == "Bearer desk-secret"));
+      ++where[s.authorization == "" ? "desk" : "desk-keyed"];
+    } else {
+      CHECK(s.url == "http://scripted.invalid/v1/chat/completions");
+      CHECK(s.authorization == "Bearer target-secret");
+      CHECK(s.desk_header == "");
+      ++where[s.model];
+    }
+  }
+  const int sampled = static_cast<int>(assistant_tasks.size());
+  CHECK(where["desk"] == sampled);
+  CHECK(where["desk-keyed"] == sampled);
+  CHECK(where["model-before"] == sampled);
+  CHECK(where["model-now"] == static_cast<int>(sent.size()) - 3 * sampled);
+}
+
+TEST_CASE("an endpoint baseline whose key is unset stops the run before any load",
+          "[scenario][fake][baselines]") {
+  setenv("SG_TEST_TARGET_KEY", "target-secret", 1);
+  unsetenv("SG_TEST_DESK_KEY");
+  std::vector<Sent> sent;
+  Ran ran = RunScenario(Scenario(), sent);
+  REQUIRE_FALSE(ran.report.ok());
+  CHECK(ran.report.status().message().find(
+            "baseline 'desk-keyed': the baseline's api_key_env names SG_TEST_DESK_KEY, which is "
+            "unset") != std::string::npos);
+  CHECK(sent.empty());
+}
+
+TEST_CASE(
+    "a baseline gives recorded answers or an endpoint, and an endpoint's keys are read "
+    "with positions",
+    "[scenario][baselines]") {
+  testing::TempDir dir;
+  const std::string text = Scenario(R"(  - name: both
+    answers: desk.csv
+    endpoint: {body: {model: m}}
+  - name: neither
+  - name: twice-authorized
+    endpoint: {api_key_env: SOME_KEY, headers: {authorization: "Bearer x"}, colour: blue}
+)");
+  testing::WriteText(dir / "scenario.yaml", text);
+  manifest::Diagnostics diagnostics;
+  manifest::LoadBundle(dir / "scenario.yaml", diagnostics);
+  std::vector<std::string> said;
+  for (const manifest::Diagnostic& d : diagnostics.Sorted())
+    said.push_back(d.ToString());
+  const std::string all = Join(said, "\n");
+  INFO(all);
+  CHECK(all.find(":38:5: baseline 'both': give one of 'answers'") != std::string::npos);
+  CHECK(all.find(":41:5: baseline 'neither': give one of 'answers'") != std::string::npos);
+  CHECK(all.find(":43:49: baseline 'twice-authorized': header 'Authorization' would be sent "
+                 "twice") != std::string::npos);
+  CHECK(all.find(":43:77: unknown key 'colour'") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace stagegate::scenario
