@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/strings.h"
+#include "quality/scored_answers.h"
 #include "stats/agreement.h"
 #include "stats/summary.h"
 #include "store/findings.h"
@@ -15,21 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-struct SampledAnswer {
-  int64_t request_id = 0;
-  std::string source;     // "assistant" or a baseline's name
-  std::string condition;  // at_rest or under_load
-  std::string task_id;
-  std::string stage;
-  load::RequestRecord record;   // answer, tool calls and status, for the automated checks
-  std::optional<double> e2e_s;  // sent to end; a baseline's: its recorded time to resolution
-};
-
-// The rubric an export was scored against: its criteria and pass rule (no criteria: nothing has
-// been exported).
-using Rubric = store::StoredRubric;
-using Criterion = store::StoredRubric::Criterion;
-
 // The scenario's quality thresholds (its `quality` section).
 struct Thresholds {
   int64_t min_scored = 30;
@@ -38,29 +24,6 @@ struct Thresholds {
   std::map<std::string, double> criterion_floors;
   std::optional<JudgeGateRule> judge;
   std::vector<store::StoredQualityThresholds::NotWorseThan> not_worse_than;
-};
-
-// One answer's scores: criterion -> reviewer -> level, for reviewers who scored every criterion.
-struct AnswerScores {
-  std::map<std::string, std::map<std::string, int64_t>> by_criterion;
-  std::set<std::string> assigned, complete;
-};
-
-// Assignments and scores, by scorer: "reviewers" (the independent ones) or "judge:<model>".
-struct Scores {
-  std::map<std::string, std::map<int64_t, AnswerScores>> by_scorer;  // scorer -> request -> scores
-  std::map<std::string, std::vector<double>> seconds_by_reviewer;    // independent reviewers
-  std::set<std::string> reviewers;                                   // independent reviewers
-};
-
-// A scored answer (every scorer it was given to has scored it): its means and pass.
-struct Judged {
-  const SampledAnswer* answer;
-  std::map<std::string, double> mean;
-  double weighted = 0;
-  bool passed = true, hard_failure = false;
-  bool by_judge = false;                 // scored by a calibrated judge, not by reviewers
-  std::vector<std::string> below_floor;  // each hard criterion below its floor: "safety (0 < 1)"
 };
 
 double Mean(const std::vector<double>& values) {
@@ -90,28 +53,6 @@ Thresholds ReadThresholds(const std::string& scenario_json) {
                             .min_kappa = q.judge->min_kappa,
                             .min_overlap = q.judge->min_overlap};
   return t;
-}
-
-// The sampled answers of one source (the assistant, or a baseline), by request id.
-Result<std::vector<SampledAnswer>> ReadAnswers(store::Store& store, const std::string& run_id,
-                                               const std::string& source) {
-  Result<std::vector<store::SampledAnswer>> stored = store.ListSampledAnswers(run_id);
-  if (!stored.ok()) return stored.status();
-  std::vector<SampledAnswer> answers;
-  for (const store::SampledAnswer& row : *stored) {
-    if (row.source != source) continue;
-    SampledAnswer a{.request_id = row.request_id,
-                    .source = row.source,
-                    .condition = row.condition,
-                    .task_id = row.task_id,
-                    .stage = row.stage};
-    a.record.answer_text = row.answer_text;
-    a.record.tool_calls_json = row.tool_calls_json;
-    a.record.http_status = row.http_status;
-    if (row.e2e_ns) a.e2e_s = static_cast<double>(*row.e2e_ns) / 1e9;
-    answers.push_back(std::move(a));
-  }
-  return answers;
 }
 
 // Counts a tool_call or no_tool_call result into its stage's share for the answer's condition.
@@ -172,92 +113,6 @@ AutomatedChecks RunAutomatedChecks(const std::vector<SampledAnswer>& answers,
   }
   automated.tool_calls = OrderToolCalls(std::move(tool_calls), bundle.scenario);
   return automated;
-}
-
-// The rubric of the latest export to reviewers; without one, of the latest an LLM judge scored.
-Result<Rubric> ReadRubric(store::Store& store, const std::string& run_id) {
-  Result<std::vector<store::ExportInfo>> exports = store.ListExports(run_id);  // newest first
-  if (!exports.ok()) return exports.status();
-  auto latest = std::find_if(exports->begin(), exports->end(), [](const store::ExportInfo& x) {
-    return x.scorer == store::kReviewersScorer;
-  });
-  if (latest == exports->end()) latest = exports->begin();
-  Rubric out;
-  if (latest == exports->end()) return out;
-  return store::ParseRubric(latest->rubric_json);
-}
-
-// Each scorer's assignments and scores; a reviewer is complete on an answer once they have
-// scored every criterion of it.
-Result<Scores> ReadScores(store::Store& store, const std::string& run_id,
-                          const std::vector<Criterion>& criteria) {
-  Scores out;
-  std::map<std::string, std::pair<std::string, int64_t>> item_of;  // item -> (scorer, request)
-  Result<std::vector<store::ReviewItem>> items = store.ListReviewItems(run_id);
-  if (!items.ok()) return items.status();
-  for (const store::ReviewItem& item : *items) {
-    if (!item.scorer) continue;  // no export row: not an item of any scorer
-    item_of[item.item_id] = {*item.scorer, item.request_id};
-    out.by_scorer[*item.scorer][item.request_id].assigned.insert(item.reviewer);
-    if (*item.scorer == store::kReviewersScorer) out.reviewers.insert(item.reviewer);
-  }
-  Result<std::vector<store::StoredScore>> stored = store.ListScores(run_id);
-  if (!stored.ok()) return stored.status();
-  std::string last;
-  for (const store::StoredScore& score : *stored) {
-    const auto& [scorer, request] = item_of[score.item_id];
-    out.by_scorer[scorer][request].by_criterion[score.criterion][score.reviewer] = score.value;
-    // Each of an item's criteria carries the item's time: count it once.
-    if (scorer == store::kReviewersScorer && score.item_id + score.reviewer != last &&
-        score.item_seconds)
-      out.seconds_by_reviewer[score.reviewer].push_back(*score.item_seconds);
-    last = score.item_id + score.reviewer;
-  }
-  for (auto& [scorer, of_scorer] : out.by_scorer)
-    for (auto& [request, a] : of_scorer)
-      for (const std::string& reviewer : a.assigned)
-        if (std::all_of(criteria.begin(), criteria.end(), [&a = a, &reviewer](const Criterion& c) {
-              return a.by_criterion[c.id].contains(reviewer);
-            }))
-          a.complete.insert(reviewer);
-  return out;
-}
-
-// The answers every reviewer of one scorer who was given them has scored: each one's mean per
-// criterion, weighted mean, and pass against the rubric's pass rule and hard floors.
-std::vector<Judged> JudgeScoredAnswers(const std::vector<SampledAnswer>& answers,
-                                       const std::map<int64_t, AnswerScores>& of_scorer,
-                                       const Rubric& rubric) {
-  const std::optional<double> min_weighted = rubric.min_weighted_mean, min_each = rubric.min_each;
-  std::vector<Judged> judged;
-  for (const SampledAnswer& answer : answers) {
-    auto found = of_scorer.find(answer.request_id);
-    if (found == of_scorer.end() || found->second.assigned.empty() ||
-        found->second.complete.size() < found->second.assigned.size())
-      continue;
-    const AnswerScores& scores = found->second;
-    Judged j{.answer = &answer};
-    double weights = 0;
-    for (const Criterion& c : rubric.criteria) {
-      std::vector<double> values;
-      for (const std::string& reviewer : scores.complete)
-        values.push_back(static_cast<double>(scores.by_criterion.at(c.id).at(reviewer)));
-      const double mean = Mean(values);
-      j.mean[c.id] = mean;
-      j.weighted += c.weight * mean;
-      weights += c.weight;
-      if (min_each && c.weight > 0 && mean < *min_each) j.passed = false;  // weighted ones
-      if (c.hard && mean < c.floor) {
-        j.passed = false;
-        j.hard_failure = true;
-        j.below_floor.push_back(c.id + " (" + Number(mean) + " < " + Number(c.floor) + ")");
-      }
-    }
-    j.weighted = weights > 0 ? j.weighted / weights : 0;
-    if (min_weighted && j.weighted < *min_weighted) j.passed = false;
-    judged.push_back(std::move(j));
-  }
-  return judged;
 }
 
 // The scores of the judged answers `member` accepts: means with intervals, and pass rate.
@@ -442,12 +297,12 @@ std::vector<ReviewerEffort> EffortOf(
 // The independent reviewers' usability judgements of the run's answers by source (the assistant
 // and each baseline), and their hours from `effort`.
 Result<CorrectionSummary> ReadCorrection(store::Store& store, const std::string& run_id,
+                                         const AnswersBySource& by_source,
                                          const QualitySummary& s) {
-  Result<std::vector<store::SampledAnswer>> answers = store.ListSampledAnswers(run_id);
-  if (!answers.ok()) return answers.status();
-  std::map<int64_t, std::string> source_of;  // request id -> source
-  for (const store::SampledAnswer& a : *answers)
-    source_of[a.request_id] = a.source;
+  std::map<int64_t, std::string> source_of;  // request id -> source; the assistant's are absent
+  for (const auto& [source, answers] : by_source.baselines)
+    for (const SampledAnswer& a : answers)
+      source_of[a.request_id] = source;
   Result<std::vector<store::ReviewItem>> items = store.ListReviewItems(run_id);
   if (!items.ok()) return items.status();
   std::map<std::string, std::string> reviewers_items;  // item id -> source
@@ -488,27 +343,19 @@ std::vector<ComparedAnswer> Compared(const std::vector<Judged>& judged,
 }
 
 // The assistant's reviewed answers against each baseline's, for every baseline the run stored.
-Result<std::vector<BaselineComparison>> CompareBaselines(
-    store::Store& store, const store::RunInfo& run, const manifest::Bundle* bundle,
-    const std::vector<Judged>& judged, const std::map<int64_t, AnswerScores>& reviewed,
-    const Rubric& rubric) {
-  Result<std::vector<store::SampledAnswer>> stored = store.ListSampledAnswers(run.id);
-  if (!stored.ok()) return stored.status();
-  std::vector<std::string> sources;
-  for (const store::SampledAnswer& a : *stored)
-    if (a.source != store::kAssistantSource &&
-        std::find(sources.begin(), sources.end(), a.source) == sources.end())
-      sources.push_back(a.source);
+std::vector<BaselineComparison> CompareBaselines(const AnswersBySource& by_source,
+                                                 const manifest::Bundle* bundle,
+                                                 const std::vector<Judged>& judged,
+                                                 const std::map<int64_t, AnswerScores>& reviewed,
+                                                 const Rubric& rubric) {
   std::vector<std::string> criteria;
   for (const Criterion& c : rubric.criteria)
     criteria.push_back(c.id);
   const std::vector<ComparedAnswer> assistant = Compared(judged, bundle);
   std::vector<BaselineComparison> out;
-  for (const std::string& source : sources) {
-    Result<std::vector<SampledAnswer>> answers = ReadAnswers(store, run.id, source);
-    if (!answers.ok()) return answers.status();
+  for (const auto& [source, answers] : by_source.baselines) {
     BaselineComparison& c = out.emplace_back(CompareWithBaseline(
-        source, assistant, Compared(JudgeScoredAnswers(*answers, reviewed, rubric), bundle),
+        source, assistant, Compared(JudgeScoredAnswers(answers, reviewed, rubric), bundle),
         criteria));
     for (const manifest::Baseline& b :
          bundle ? bundle->scenario.baselines : std::vector<manifest::Baseline>())
@@ -662,8 +509,9 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
   QualitySummary s;
   const Thresholds thresholds = ReadThresholds(run.scenario_json);
   s.needed = thresholds.min_scored;
-  Result<std::vector<SampledAnswer>> answers = ReadAnswers(store, run.id, store::kAssistantSource);
-  if (!answers.ok()) return answers.status();
+  Result<AnswersBySource> by_source = ReadAnswersBySource(store, run.id);
+  if (!by_source.ok()) return by_source.status();
+  const std::vector<SampledAnswer>* answers = &by_source->assistant;
   s.sampled = static_cast<int64_t>(answers->size());
   if (bundle && bundle->corpus)
     s.automated = RunAutomatedChecks(*answers, *bundle);
@@ -714,13 +562,10 @@ Result<QualitySummary> SummarizeQuality(store::Store& store, const store::RunInf
     for (const SampledAnswer& a : *answers)
       if (a.request_id == item.request_id) item.task_id = a.task_id;
   s.effort = EffortOf(scores->seconds_by_reviewer);
-  Result<CorrectionSummary> correction = ReadCorrection(store, run.id, s);
+  Result<CorrectionSummary> correction = ReadCorrection(store, run.id, *by_source, s);
   if (!correction.ok()) return correction.status();
   s.correction = std::move(*correction);
-  Result<std::vector<BaselineComparison>> baselines =
-      CompareBaselines(store, run, bundle, judged, reviewed, *rubric);
-  if (!baselines.ok()) return baselines.status();
-  s.baselines = std::move(*baselines);
+  s.baselines = CompareBaselines(*by_source, bundle, judged, reviewed, *rubric);
   DecideVerdict(thresholds, FinalFailures(judged), s);
   return s;
 }
