@@ -128,6 +128,39 @@ struct Ran {
   std::string out, err;
 };
 
+/// A scenario of tests/testdata/run, its ../../../ paths pointing into the source tree.
+inline std::string TestScenarioText(const std::string& name) {
+  return ReplaceAll(ReadText(Testdata("run/" + name)), "../../../", SourcePath(""));
+}
+
+/// Runs `command` with /bin/sh, its stderr joined to its stdout (in `out`); exit code -1 when it
+/// did not exit, 127 when the shell found no such program.
+inline Ran RunShell(const std::string& command) {
+  Ran ran;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return ran;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr)
+    ran.out += buffer;
+  const int status = pclose(pipe);
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return ran;
+}
+
+/// Python 3's figures for a test: what `script` (a path under the source tree) prints as JSON
+/// with `args` (each quoted), or a failed check naming what Python said. `needs` says which
+/// Debian package the script's modules come with.
+inline nlohmann::json PythonFigures(const std::string& script, const std::vector<std::string>& args,
+                                    const std::string& needs) {
+  std::string command = "/usr/bin/python3 '" + SourcePath(script) + "'";
+  for (const std::string& arg : args)
+    command += " '" + arg + "'";
+  const Ran ran = RunShell(command);
+  INFO("python3 said: " << ran.out << " (" << needs << ")");
+  REQUIRE(ran.exit_code == 0);
+  return nlohmann::json::parse(ran.out);
+}
+
 /// Runs the stagegate binary with `args` (after `--db DIR/store.db`), its output going to files
 /// under `dir`; `on_started` runs while it runs (e.g. to send it a signal).
 inline Ran RunStagegate(const TempDir& dir, std::vector<std::string> args,
@@ -156,6 +189,17 @@ inline Ran RunStagegate(const TempDir& dir, std::vector<std::string> args,
   ran.out = ReadText(out_path);
   ran.err = ReadText(err_path);
   return ran;
+}
+
+/// Runs the scenario `text` (written to DIR/NAME) into DIR/store.db and DIR/out; fails the test
+/// unless it exits 0. Returns the run id.
+inline std::string RunScenarioText(const TempDir& dir, const std::string& name,
+                                   const std::string& text) {
+  WriteText(dir / name, text);
+  const Ran ran = RunStagegate(dir, {"--quiet", "run", dir / name, "--out", dir / "out"});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.exit_code == 0);
+  return nlohmann::json::parse(ReadText(dir / "out/run.json"))["run_id"];
 }
 
 /// Whether `condition` came to hold within `deadline_s` seconds, asked every 10 ms: how a test

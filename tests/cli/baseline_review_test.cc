@@ -26,31 +26,18 @@ namespace {
 using json = nlohmann::json;
 using testing::Ran;
 
-std::vector<json> JsonLines(const std::string& path) {
-  std::vector<json> lines;
-  for (const std::string& line : Split(testing::ReadText(path), '\n'))
-    if (!line.empty()) lines.push_back(json::parse(line));
-  return lines;
-}
-
 // A run of review.yaml with the demo corpus's service-desk export as the baseline "quetzal", a
 // name found nowhere else, and two non-inferiority rules against it.
 std::string BaselineRun(const testing::TempDir& dir) {
-  std::string text = testing::ReadText(testing::Testdata("run/review.yaml"));
-  text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
-  text = testing::ReplaceAll(text, "  min_pass_rate: 0.7\n",
-                             "  min_pass_rate: 0.7\n"
-                             "  not_worse_than:\n"
-                             "    - {baseline: quetzal, criterion: correctness, margin: 0.25}\n"
-                             "    - {baseline: quetzal, criterion: weighted_mean}\n");
+  std::string text =
+      testing::ReplaceAll(testing::TestScenarioText("review.yaml"), "  min_pass_rate: 0.7\n",
+                          "  min_pass_rate: 0.7\n"
+                          "  not_worse_than:\n"
+                          "    - {baseline: quetzal, criterion: correctness, margin: 0.25}\n"
+                          "    - {baseline: quetzal, criterion: weighted_mean}\n");
   text += "baselines:\n  - name: quetzal\n    answers: " +
           testing::SourcePath("corpus/service-desk/baselines/service-desk.csv") + "\n";
-  testing::WriteText(dir / "review.yaml", text);
-  Ran ran =
-      testing::RunStagegate(dir, {"--quiet", "run", dir / "review.yaml", "--out", dir / "out"});
-  INFO(ran.out << ran.err);
-  REQUIRE(ran.exit_code == 0);
-  return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
+  return testing::RunScenarioText(dir, "review.yaml", text);
 }
 
 // request id -> source ("assistant" or the baseline's name), as the store keeps it.
@@ -119,7 +106,7 @@ TEST_CASE("a recorded-answers baseline is reviewed blind beside the assistant, a
       dir, {"export", run, "--out", dir / "packets", "--reviewers", "1", "--per-item", "1"});
   INFO(exported.out << exported.err);
   REQUIRE(exported.exit_code == 0);
-  std::vector<json> lines = JsonLines(dir / "packets/reviewer-r1.jsonl");
+  std::vector<json> lines = testing::ReadJsonLines(dir / "packets/reviewer-r1.jsonl");
   REQUIRE(lines.size() == 1 + answers->size());
   auto db = store::Database::Open(dir / "store.db");
   REQUIRE(db.ok());
@@ -199,20 +186,8 @@ TEST_CASE("a recorded-answers baseline is reviewed blind beside the assistant, a
 
 // What tests/quality/baseline_compare_numpy.py prints for `scores_json`.
 json NumpyFigures(const std::string& scores_json) {
-  const std::string command = "/usr/bin/python3 '" +
-                              testing::SourcePath("tests/quality/baseline_compare_numpy.py") +
-                              "' '" + scores_json + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr)
-    output += buffer;
-  const int status = pclose(pipe);
-  INFO("python3 said: " << output << " (numpy comes with python3-sklearn)");
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  return json::parse(output);
+  return testing::PythonFigures("tests/quality/baseline_compare_numpy.py", {scores_json},
+                                "numpy comes with python3-sklearn");
 }
 
 TEST_CASE("the assistant against a baseline: the difference and its interval, recomputed by numpy",
@@ -245,7 +220,7 @@ TEST_CASE("the assistant against a baseline: the difference and its interval, re
   json raw = json::array();
   for (const std::string reviewer : {"r1", "r2"}) {
     const std::string packet = dir / ("packets/reviewer-" + reviewer + ".jsonl");
-    std::vector<json> lines = JsonLines(packet);
+    std::vector<json> lines = testing::ReadJsonLines(packet);
     for (size_t i = 1; i < lines.size(); ++i) {
       const int64_t request = request_of.at(lines[i]["item"]);
       const bool assistant = source.at(request) == "assistant";
@@ -321,7 +296,7 @@ TEST_CASE("the assistant against a baseline: the difference and its interval, re
   // The same reviewers, had they favoured the desk by one level: the assistant is not shown to be
   // no worse, and the reasons say so, naming the lower bound.
   for (const std::string reviewer : {"r1", "r2"}) {
-    std::vector<json> lines = JsonLines(dir / (reviewer + ".jsonl"));
+    std::vector<json> lines = testing::ReadJsonLines(dir / (reviewer + ".jsonl"));
     for (size_t i = 1; i < lines.size(); ++i) {
       const bool assistant = source.at(request_of.at(lines[i]["item"])) == "assistant";
       for (auto& [criterion, value] : lines[i]["scores"].items())

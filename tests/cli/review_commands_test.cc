@@ -32,14 +32,7 @@ using testing::Ran;
 
 // A finished run of review.yaml in `dir`; returns its id.
 std::string MakeReviewRun(const testing::TempDir& dir) {
-  std::string text = testing::ReadText(testing::Testdata("run/review.yaml"));
-  text = testing::ReplaceAll(text, "../../../", testing::SourcePath(""));
-  testing::WriteText(dir / "review.yaml", text);
-  Ran ran =
-      testing::RunStagegate(dir, {"--quiet", "run", dir / "review.yaml", "--out", dir / "out"});
-  INFO(ran.out << ran.err);
-  REQUIRE(ran.exit_code == 0);
-  return json::parse(testing::ReadText(dir / "out/run.json"))["run_id"];
+  return testing::RunScenarioText(dir, "review.yaml", testing::TestScenarioText("review.yaml"));
 }
 
 // The run of review.yaml, made once for the suite (shared_runs.h) and copied into `dir`; the

@@ -50,21 +50,10 @@ std::map<std::string, std::vector<ScoredTwice>> ReadFixture() {
 // What tests/quality/judge_calibration_sklearn.py prints for the fixture (scikit-learn's
 // figures), or a failed check saying why there are none.
 json SklearnFigures() {
-  const std::string command = "/usr/bin/python3 '" +
-                              testing::SourcePath("tests/quality/judge_calibration_sklearn.py") +
-                              "' '" + testing::Testdata("judge_calibration/levels.csv") + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr)
-    output += buffer;
-  const int status = pclose(pipe);
-  INFO("python3 said: " << output);
-  INFO("(scikit-learn comes with Debian's python3-sklearn, in scripts/test-packages.txt)");
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  return json::parse(output);
+  return testing::PythonFigures("tests/quality/judge_calibration_sklearn.py",
+                                {testing::Testdata("judge_calibration/levels.csv")},
+                                "scikit-learn comes with Debian's python3-sklearn, in "
+                                "scripts/test-packages.txt");
 }
 
 // `n` answers both scored on one criterion, reviewers and judge on the same level, cycling

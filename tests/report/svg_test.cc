@@ -105,16 +105,8 @@ Xmllint RunXmllint(const std::string& text, const std::string& options = "--noou
   testing::TempDir dir;
   const std::string path = dir / "chart.svg";
   testing::WriteText(path, text);
-  const std::string command = "xmllint " + options + " '" + path + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  Xmllint result;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr)
-    result.output += buffer;
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  const testing::Ran ran = testing::RunShell("xmllint " + options + " '" + path + "'");
+  return {.exit_code = ran.exit_code, .output = ran.out};
 }
 
 void CheckWellFormed(const std::string& svg) {
