@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-30}"
 jobs="${FUZZ_JOBS:-$(nproc)}"
 all=(sse_parser openai_stream prometheus scenario corpus rubric import_jsonl import_csv trace
-  corpus_import dataset tokenizer)
+  corpus_import dataset tokenizer recorded_answers)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all[@]}"); fi
 

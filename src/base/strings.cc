@@ -178,7 +178,9 @@ std::vector<CsvRecord> ParseCsv(std::string_view text, int& unclosed) {
       }
       field.clear();
       any = false;
-      record = CsvRecord{.line = ++line};
+      // A lone CR ends a record but not a line: lines are counted as editors and sed count them.
+      if (text[i] == '\n') ++line;
+      record = CsvRecord{.line = line};
     } else {
       field += c;
       any = true;

@@ -47,8 +47,9 @@ struct CsvRecord {
 };
 
 /// The records of CSV text (RFC 4180: quoted fields may hold commas, doubled quotes and line
-/// breaks; CRLF or LF; blank lines skipped). `unclosed` is set to the line of a quoted field that
-/// never closes, 0 when none.
+/// breaks; CRLF or LF, and a lone CR ends a record too; blank lines skipped). A record's line is
+/// counted in LFs, as editors and sed count them. `unclosed` is set to the line of a quoted field
+/// that never closes, 0 when none.
 std::vector<CsvRecord> ParseCsv(std::string_view text, int& unclosed);
 
 /// `text` with every `from` replaced by `to` (from must not be empty).

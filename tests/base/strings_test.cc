@@ -151,6 +151,16 @@ TEST_CASE("CSV records keep quoted commas, quotes and line breaks, with their li
         std::vector<std::string>{hostile, "plain"});
   ParseCsv("ok\n\"open,\nstill open", unclosed);
   CHECK(unclosed == 2);
+  // A lone CR ends a record but not a line (found by the recorded_answers fuzz target: a problem
+  // named line 3 of a file of two).
+  const std::vector<CsvRecord> cr = ParseCsv("a,b\rc,d\ne\r\"open", unclosed);
+  REQUIRE(cr.size() == 4);
+  CHECK(cr[0].line == 1);
+  CHECK(cr[1].line == 1);
+  CHECK(cr[1].fields == std::vector<std::string>{"c", "d"});
+  CHECK(cr[2].line == 2);
+  CHECK(cr[3].line == 2);
+  CHECK(unclosed == 2);
 }
 
 TEST_CASE("CsvField neutralises text a spreadsheet would run as a formula", "[base][csv]") {
