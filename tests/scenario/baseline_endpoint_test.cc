@@ -20,6 +20,7 @@
 #include "http/scripted_transport.h"
 #include "manifest/bundle.h"
 #include "scenario/runner.h"
+#include "scenario/scripted_app.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -103,18 +104,13 @@ struct Ran {
 
 Ran RunScenario(const std::string& text, std::vector<Sent>& sent) {
   testing::TempDir dir;
-  testing::WriteText(dir / "scenario.yaml", text);
-  manifest::Diagnostics diagnostics;
-  std::optional<manifest::Bundle> bundle = manifest::LoadBundle(dir / "scenario.yaml", diagnostics);
-  for (const manifest::Diagnostic& d : diagnostics.Sorted())
-    UNSCOPED_INFO(d.ToString());
-  REQUIRE(bundle);
+  const manifest::Bundle bundle = testing::LoadScenarioBundle(dir, "scenario.yaml", text);
   std::unique_ptr<store::Store> store = testing::Ok(store::Store::OpenInMemory());
   std::ostringstream out, err;
   console::Console console(out, err, false);
   const std::atomic<bool> stop{false};
   FakeClock clock;
-  Runner runner(*bundle, {.workers = 1}, *store, console, stop,
+  Runner runner(bundle, {.workers = 1}, *store, console, stop,
                 RunSeam::Scripted(clock, Services(sent)));
   Ran ran;
   ran.report = runner.Run("b-run", [&] {

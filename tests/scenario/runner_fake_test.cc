@@ -103,18 +103,13 @@ struct FakeRun {
 
 FakeRun RunOn(ScriptedApp& app) {
   testing::TempDir dir;
-  testing::WriteText(dir / "fake.yaml", Scenario());
-  manifest::Diagnostics diagnostics;
-  std::optional<manifest::Bundle> bundle = manifest::LoadBundle(dir / "fake.yaml", diagnostics);
-  for (const manifest::Diagnostic& d : diagnostics.Sorted())
-    UNSCOPED_INFO(d.ToString());
-  REQUIRE(bundle);
+  const manifest::Bundle bundle = testing::LoadScenarioBundle(dir, "fake.yaml", Scenario());
   std::unique_ptr<store::Store> store = testing::Ok(store::Store::OpenInMemory());
   std::ostringstream out, err;
   console::Console console(out, err, false);
   const std::atomic<bool> stop{false};
   FakeClock clock;
-  Runner runner(*bundle, {.target_url = "http://scripted.invalid", .workers = 1}, *store, console,
+  Runner runner(bundle, {.target_url = "http://scripted.invalid", .workers = 1}, *store, console,
                 stop, RunSeam::Scripted(clock, app.Script()));
   Result<RunReport> report = runner.Run("fake-run", [&] {
     return store->CreateRun({.id = "fake-run", .scenario_name = "fake-run"});

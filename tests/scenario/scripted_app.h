@@ -8,6 +8,8 @@
 #include <string>
 
 #include "http/scripted_transport.h"
+#include "manifest/bundle.h"
+#include "test_util.h"
 
 namespace stagegate::testing {
 
@@ -60,5 +62,18 @@ struct ScriptedApp {
     };
   }
 };
+
+// Writes the scenario `text` to DIR/NAME and loads it with what it names; the test fails with
+// every problem when it does not load.
+inline manifest::Bundle LoadScenarioBundle(const TempDir& dir, const std::string& name,
+                                           const std::string& text) {
+  WriteText(dir / name, text);
+  manifest::Diagnostics diagnostics;
+  std::optional<manifest::Bundle> bundle = manifest::LoadBundle(dir / name, diagnostics);
+  for (const manifest::Diagnostic& d : diagnostics.Sorted())
+    UNSCOPED_INFO(d.ToString());
+  REQUIRE(bundle);
+  return std::move(*bundle);
+}
 
 }  // namespace stagegate::testing
