@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/http_header.h"
+#include "base/strings.h"
 #include "scenario/runner.h"
 
 namespace stagegate::scenario {
@@ -153,10 +154,24 @@ Status Runner::AskBaseline(const manifest::Baseline& baseline,
   Result<StepResult> rest = RunStep(baseline.name, std::move(step), one_each);
   if (!rest.ok()) return rest.status();
   std::vector<std::pair<int64_t, int64_t>> answers;
-  for (const load::RequestRecord& r : RecordsOf(*rest))
-    if (r.outcome == load::Outcome::kOk) answers.push_back({r.phase_id, r.sequence});
+  std::map<std::string, int> unanswered;  // outcome -> requests
+  for (const load::RequestRecord& r : RecordsOf(*rest)) {
+    if (r.outcome == load::Outcome::kOk)
+      answers.push_back({r.phase_id, r.sequence});
+    else
+      ++unanswered[std::string(load::OutcomeName(r.outcome))];
+  }
   SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "at_rest", answers));
   report.baseline_samples.push_back({baseline.name, static_cast<int64_t>(answers.size())});
+  if (!unanswered.empty()) {
+    std::vector<std::string> counts;
+    for (const auto& [outcome, n] : unanswered)
+      counts.push_back(outcome + " " + std::to_string(n));
+    report.notes.push_back("baseline '" + baseline.name + "' answered " +
+                           std::to_string(answers.size()) + " of the " +
+                           std::to_string(order.size()) + " tasks it was asked (" +
+                           Join(counts, ", ") + "); only its answers are reviewed");
+  }
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -88,6 +89,8 @@ http::Script Services(std::vector<Sent>& sent) {
     const json body = json::parse(request.body);
     sent.push_back({request.url, http::HeaderOf(request, "Authorization"), body.value("model", ""),
                     http::HeaderOf(request, "X-Stage"), http::HeaderOf(request, "X-Desk")});
+    if (request.url.starts_with("http://broken.invalid"))
+      return http::ScriptedResponse::Error(500, 5 * kMs);
     const int64_t ttft = request.url.starts_with("http://desk.invalid") ? 2000 * kMs
                          : body.value("model", "") == "model-before"    ? 300 * kMs
                                                                         : 100 * kMs;
@@ -186,6 +189,34 @@ TEST_CASE("an endpoint baseline is asked the sampled tasks at rest, with its own
   CHECK(where["desk-keyed"] == sampled);
   CHECK(where["model-before"] == sampled);
   CHECK(where["model-now"] == static_cast<int>(sent.size()) - 3 * sampled);
+}
+
+TEST_CASE("an endpoint baseline that answers nothing is said so, and joins no review",
+          "[scenario][fake][baselines]") {
+  setenv("SG_TEST_TARGET_KEY", "target-secret", 1);
+  setenv("SG_TEST_DESK_KEY", "desk-secret", 1);
+  std::vector<Sent> sent;
+  Ran ran = RunScenario(
+      Scenario("  - name: broken\n    endpoint: {base_url: \"http://broken.invalid\"}\n"), sent);
+  INFO(ran.console);
+  REQUIRE(ran.report.ok());
+  std::set<std::string> tasks;  // asked of every baseline: the assistant's sampled tasks
+  for (const store::SampledAnswer& a : ran.answers) {
+    CHECK(a.source != "broken");
+    if (a.source == store::kAssistantSource) tasks.insert(a.task_id);
+  }
+  const size_t asked = tasks.size();
+  REQUIRE(asked >= 5);
+  REQUIRE(ran.report->baseline_samples.size() == 4);
+  CHECK(ran.report->baseline_samples.back() == std::pair<std::string, int64_t>{"broken", 0});
+  const std::string note = "baseline 'broken' answered 0 of the " + std::to_string(asked) +
+                           " tasks it was asked (http_error " + std::to_string(asked) +
+                           "); only its answers are reviewed";
+  CHECK(std::find(ran.report->notes.begin(), ran.report->notes.end(), note) !=
+        ran.report->notes.end());
+  // The three that answered are not noted.
+  for (const std::string& n : ran.report->notes)
+    CHECK(n.find("baseline 'desk") == std::string::npos);
 }
 
 TEST_CASE("an endpoint baseline whose key is unset stops the run before any load",
