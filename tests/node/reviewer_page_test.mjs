@@ -480,6 +480,10 @@ async function checkTwoTabs(browser, criteria) {
   const clicked = await marks(first);
   check(clicked.pressed[0] === levelA, `the first tab, clicked on level ${levelA}, shows ` +
         `${JSON.stringify(clicked.pressed)}`);
+  // The page saved the score: what the first tab itself reads back holds it. What follows waits
+  // on the browser to show the second tab that save.
+  const own = await keptOf(first);
+  check(own.includes(`[${levelA}]`), `the first tab did not save its score ${levelA}: it keeps ${own}`);
   await second.bringToFront();
   await second.waitForFunction(
       (level) => document.querySelector('.criterion button.level[aria-pressed="true"] .level-num')
