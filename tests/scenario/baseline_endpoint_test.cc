@@ -94,7 +94,9 @@ http::Script Services(std::vector<Sent>& sent) {
     const int64_t ttft = request.url.starts_with("http://desk.invalid") ? 2000 * kMs
                          : body.value("model", "") == "model-before"    ? 300 * kMs
                                                                         : 100 * kMs;
-    return http::ScriptedResponse::StreamedAnswer({"An ", "answer ", "for ", "you."}, ttft,
+    // A server that echoes the key it was sent: the stored answer must not keep it.
+    const std::string echo = http::HeaderOf(request, "Authorization");
+    return http::ScriptedResponse::StreamedAnswer({"An ", "answer ", "for ", "you." + echo}, ttft,
                                                   10 * kMs);
   };
 }
@@ -147,7 +149,12 @@ TEST_CASE("an endpoint baseline is asked the sampled tasks at rest, with its own
     e2e_of[a.source].insert(a.e2e_ns.value_or(-1));
     CHECK(a.condition == "at_rest");
     CHECK(a.stage == a.source);
-    CHECK(a.answer_text == "An answer for you.");
+    CHECK(a.answer_text.starts_with("An answer for you."));
+    // The desk's own key and the target's, echoed back, are redacted from what is stored.
+    CHECK(a.answer_text.find("desk-secret") == std::string::npos);
+    CHECK(a.answer_text.find("target-secret") == std::string::npos);
+    CHECK((a.answer_text.size() > std::string("An answer for you.").size()) ==
+          (a.source != "desk"));
   }
   REQUIRE(assistant_tasks.size() >= 5);
   for (const std::string name : {"previous-model", "desk", "desk-keyed"}) {
