@@ -364,6 +364,7 @@ void Exchange::ClassifyHttpStatus() {
 }
 
 void Exchange::DecodeWholeBody() {
+  if (!spec_->answer_at.empty()) return DecodePlainBody();
   http::WholeAnswer answer = http::DecodeWholeAnswer(body_);
   if (answer.shape == http::WholeAnswer::Shape::kNotObject) {
     record_.outcome = Outcome::kMalformedStream;
@@ -389,6 +390,30 @@ void Exchange::DecodeWholeBody() {
     record_.token_source = "usage";
   }
   record_.cached_tokens = answer.usage.cached_tokens;
+  record_.outcome = Outcome::kOk;
+}
+
+void Exchange::DecodePlainBody() {
+  const nlohmann::json reply = nlohmann::json::parse(body_, nullptr, false);
+  record_.outcome = Outcome::kMalformedStream;
+  if (reply.is_discarded()) {
+    record_.error_message = "response body is not JSON";
+    return;
+  }
+  const nlohmann::json* answer = nullptr;
+  try {
+    const nlohmann::json::json_pointer at(spec_->answer_at);
+    if (reply.contains(at)) answer = &reply.at(at);
+  } catch (const nlohmann::json::exception&) {
+    // An array index that is not a number ("/data/x" in an array): no answer there.
+  }
+  if (answer == nullptr || !answer->is_string()) {
+    record_.error_message =
+        "the reply has no text at " + spec_->answer_at +
+        (answer == nullptr ? "" : " (it holds " + std::string(answer->type_name()) + ")");
+    return;
+  }
+  record_.answer_text = answer->get<std::string>();
   record_.outcome = Outcome::kOk;
 }
 

@@ -39,6 +39,9 @@ struct RequestSpec {
   /// with it (answer and reasoning, token_source "tokenizer") rather than as stream events, and
   /// a designed input length is the tokenizer's ("tokenizer"). Must outlive the request.
   const tokenize::Tokenizer* tokenizer = nullptr;
+  /// A plain HTTP JSON API (not streamed): the JSON pointer of the answer's text in the reply.
+  /// "" for the OpenAI API.
+  std::string answer_at;
 };
 
 /// The three timeouts, each measured from the actual send. 0 turns one off.
@@ -115,6 +118,8 @@ class Exchange : public http::Transfer {
   long ResponseStatus();
   void ClassifyHttpStatus();
   void DecodeWholeBody();
+  /// A plain JSON API's reply: the answer is the string at the spec's answer_at.
+  void DecodePlainBody();
   void TakeStreamResults();
   /// Makes the bytes taken from the budget cover `bytes` kept; false when the budget is spent.
   bool Cover(size_t bytes);

@@ -212,12 +212,14 @@ std::string Limits(const std::vector<LatencyThreshold>& latency, double completi
   return Join(parts, "; ");
 }
 
-// What each of the three release conditions asks.
 // Where a baseline's answers come from: its recorded answers, or the service asked at rest.
 std::string BaselineSource(const Bundle& bundle, const Baseline& baseline) {
   if (baseline.endpoint) {
     const Stage& e = *baseline.endpoint;
     return "asked at rest" + (e.base_url ? " at " + *e.base_url : std::string(" at the target")) +
+           (baseline.answer_at.empty() ? ""
+                                       : ", a plain JSON API at " + e.path.value_or("") +
+                                             " answering at " + baseline.answer_at) +
            (e.body.empty() ? "" : ", body " + e.body.dump());
   }
   for (const auto& [name, answers] : bundle.baseline_answers)
@@ -225,6 +227,7 @@ std::string BaselineSource(const Bundle& bundle, const Baseline& baseline) {
   return "recorded answers";
 }
 
+// What each of the three release conditions asks.
 std::vector<std::string> ConditionLines(const Bundle& bundle) {
   const Scenario& s = bundle.scenario;
   std::vector<std::string> lines;

@@ -386,6 +386,10 @@ struct Baseline {
   // The variable holding the service's API key. Unset: the target's key goes to a baseline on the
   // target's own server (no base_url of its own, no Authorization header), and no key elsewhere.
   std::string api_key_env;
+  // A plain HTTP JSON API in place of the OpenAI-compatible one: the JSON pointer of the answer's
+  // text in the service's reply. Each request's body is then the endpoint's `body` alone, with
+  // "{prompt}" in its strings replaced by the task's question, sent whole, not streamed.
+  std::string answer_at;
 };
 
 /// A loaded scenario: every default applied, every path resolved against the scenario's folder.

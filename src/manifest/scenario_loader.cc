@@ -521,6 +521,46 @@ void CheckBaselineAuthorization(const YamlFile& file, const Baseline& baseline,
                           "the baseline's key as one");
 }
 
+// Whether a string in `body` carries the question's slot.
+bool HoldsPromptSlot(const nlohmann::json& body) {
+  if (body.is_string())
+    return body.get_ref<const std::string&>().find("{prompt}") != std::string::npos;
+  if (!body.is_structured()) return false;
+  return std::any_of(body.begin(), body.end(), HoldsPromptSlot);
+}
+
+// A plain JSON API's mapping (`answer_at`): where the answer is in the reply; the question's
+// place is "{prompt}" in the body, sent to the endpoint's own path.
+void ReadPlainApi(MapReader& overlay, Baseline& baseline) {
+  const YamlFile& file = overlay.file();
+  const std::optional<std::string> at = overlay.String("answer_at");
+  if (!at) return;
+  const std::string who = "baseline '" + baseline.name + "': ";
+  bool pointer = at->starts_with("/");
+  try {
+    if (pointer) (void)nlohmann::json::json_pointer(*at);
+  } catch (const nlohmann::json::exception&) {
+    pointer = false;
+  }
+  if (!pointer)
+    file.Error(overlay.Get("answer_at"),
+               who +
+                   "'answer_at' must be a JSON pointer to the answer's text in the reply, as "
+                   "/answer or /data/0/text, got '" +
+                   *at + "'");
+  const Stage& stage = *baseline.endpoint;
+  if (!stage.path)
+    file.Error(overlay.pos(), who + "a plain JSON API ('answer_at') needs its 'path'");
+  if (!HoldsPromptSlot(stage.body))
+    file.Error(overlay.Has("body") ? file.Pos(overlay.Get("body")) : overlay.pos(),
+               who +
+                   "a plain JSON API's 'body' must carry the task's question as \"{prompt}\" "
+                   "in one of its strings, as {question: \"{prompt}\"}");
+  if (stage.tools.value_or(false))
+    file.Error(overlay.Get("tools"), who + "a plain JSON API is sent no tool definitions");
+  baseline.answer_at = *at;
+}
+
 std::vector<Baseline> ReadBaselines(const YamlFile& file, const YAML::Node& node) {
   std::vector<Baseline> baselines;
   if (!node.IsSequence()) {
@@ -551,6 +591,7 @@ std::vector<Baseline> ReadBaselines(const YamlFile& file, const YAML::Node& node
         HeaderPositions positions;
         ReadOverlay(overlay, stage, positions);
         ReadEnvName(overlay, "api_key_env", baseline.api_key_env);
+        ReadPlainApi(overlay, baseline);
         CheckBaselineAuthorization(file, baseline, positions);
         overlay.Finish();
       }

@@ -128,6 +128,7 @@ Result<StageRequests> Runner::BaselineRequests(const manifest::Baseline& baselin
   Result<StageRequests> requests = StageRequests::Make(bundle_, stage, to, &input_files_);
   if (!requests.ok())
     return Status::InvalidInput("baseline '" + baseline.name + "': " + requests.status().message());
+  if (!baseline.answer_at.empty()) requests->AskPlainApi(overlay.body, baseline.answer_at);
   return requests;
 }
 

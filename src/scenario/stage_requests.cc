@@ -364,7 +364,34 @@ load::RequestSpec StageRequests::ForTask(size_t task_index) const {
           .task_id = request.task->id,
           .persona = request.task->persona.name,
           .redactor = redactor_.get(),
-          .tokenizer = tokenizer_};
+          .tokenizer = tokenizer_,
+          .answer_at = answer_at_};
+}
+
+namespace {
+
+// `value` with "{prompt}" in each of its strings replaced by `question`.
+json FillPromptSlot(const json& value, const std::string& question) {
+  if (value.is_string()) return ReplaceAll(value.get<std::string>(), "{prompt}", question);
+  json out = value;
+  if (out.is_structured())
+    for (json& item : out)
+      item = FillPromptSlot(item, question);
+  return out;
+}
+
+}  // namespace
+
+void StageRequests::AskPlainApi(const json& body, const std::string& answer_at) {
+  for (TaskRequest& request : tasks_) {
+    const manifest::Task& task = *request.task;
+    const std::string& question =
+        task.messages.empty() ? task.prompt : task.messages.back().content;
+    request.body =
+        FillPromptSlot(body, question).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  stream_ = false;
+  answer_at_ = answer_at;
 }
 
 load::RequestSpec StageRequests::operator()(int64_t sequence) const {

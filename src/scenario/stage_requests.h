@@ -65,6 +65,11 @@ class StageRequests {
   /// (InterleaveByCategory); quality samples at rest go task by task from the first.
   load::RequestSpec ForTask(size_t task_index) const;
   size_t task_count() const { return tasks_.size(); }
+  /// Makes the tasks' requests those of a plain HTTP JSON API: each body is `body` with
+  /// "{prompt}" in its strings replaced by the task's question, sent whole (not streamed); the
+  /// answer is the string at `answer_at` (a JSON pointer) in the reply. The stage's headers and
+  /// credentials stay; the OpenAI body's fields, tool definitions among them, are not sent.
+  void AskPlainApi(const nlohmann::json& body, const std::string& answer_at);
 
   /// Load phases as multi-turn sessions, when the input has `sessions` or a task it sends has
   /// follow-ups: a synthetic session as load::MakeSyntheticSessions draws it; a corpus session is
@@ -117,6 +122,7 @@ class StageRequests {
   std::optional<load::SessionShape> sessions_;
   uint64_t seed_ = 0;
   bool stream_ = true;
+  std::string answer_at_;  // a plain JSON API's answer; "" for the OpenAI API
 };
 
 /// What a scenario's `input` asks of its dataset: the format and the filters.

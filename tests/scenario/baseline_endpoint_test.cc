@@ -80,7 +80,20 @@ baselines:
 
 struct Sent {
   std::string url, authorization, model, stage_header, desk_header;
+  json body;
 };
+
+// A plain JSON API (not OpenAI's): it answers {"result": {"text": ...}} whole, in 700 ms, echoing
+// the question; at /v2 its text is a number.
+http::ScriptedResponse PlainReply(const http::ScriptedRequest& request, const json& body) {
+  http::ScriptedResponse response;
+  response.headers = {"Content-Type: application/json"};
+  response.headers_at_ns = 700 * kMs;
+  const std::string question = body.value("question", "");
+  const json text = request.url.ends_with("/v2") ? json(5) : json("Desk says: " + question);
+  response.body.push_back({700 * kMs, json{{"result", {{"text", text}}}}.dump()});
+  return response;
+}
 
 // The assistant answers in 100 ms, the previous model in 300 ms, the desk in 2 s: each four
 // tokens 10 ms apart, so a request's e2e is its first token's time and 30 ms.
@@ -88,7 +101,8 @@ http::Script Services(std::vector<Sent>& sent) {
   return [&sent](const http::ScriptedRequest& request) {
     const json body = json::parse(request.body);
     sent.push_back({request.url, http::HeaderOf(request, "Authorization"), body.value("model", ""),
-                    http::HeaderOf(request, "X-Stage"), http::HeaderOf(request, "X-Desk")});
+                    http::HeaderOf(request, "X-Stage"), http::HeaderOf(request, "X-Desk"), body});
+    if (request.url.starts_with("http://plain.invalid")) return PlainReply(request, body);
     if (request.url.starts_with("http://broken.invalid"))
       return http::ScriptedResponse::Error(500, 5 * kMs);
     const int64_t ttft = request.url.starts_with("http://desk.invalid") ? 2000 * kMs
@@ -226,6 +240,79 @@ TEST_CASE("an endpoint baseline that answers nothing is said so, and joins no re
     CHECK(n.find("baseline 'desk") == std::string::npos);
 }
 
+TEST_CASE("a plain JSON API baseline is sent its body with the question, and read at its pointer",
+          "[scenario][fake][baselines]") {
+  setenv("SG_TEST_TARGET_KEY", "target-secret", 1);
+  setenv("SG_TEST_DESK_KEY", "desk-secret", 1);
+  const std::string plain = R"(  - name: plain
+    endpoint: {base_url: "http://plain.invalid", path: /ask, answer_at: /result/text,
+               body: {question: "Q: {prompt}", lang: en, tags: ["{prompt}", 1]}}
+  - name: plain-wrong
+    endpoint: {base_url: "http://plain.invalid", path: /v2, answer_at: /result/text,
+               body: {question: "{prompt}"}}
+)";
+  std::vector<Sent> sent;
+  Ran ran = RunScenario(Scenario(plain), sent);
+  INFO(ran.console);
+  REQUIRE(ran.report.ok());
+  testing::TempDir dir;
+  const manifest::Bundle bundle = testing::LoadScenarioBundle(dir, "scenario.yaml", Scenario());
+  REQUIRE(bundle.corpus);
+  std::map<std::string, std::string> question_of;  // task -> the user's question
+  for (const manifest::Task& task : bundle.corpus->tasks)
+    question_of[task.id] = task.messages.empty() ? task.prompt : task.messages.back().content;
+
+  std::set<std::string> assistant_tasks, plain_tasks;
+  for (const store::SampledAnswer& a : ran.answers) {
+    if (a.source == store::kAssistantSource) assistant_tasks.insert(a.task_id);
+    CHECK(a.source != "plain-wrong");
+    if (a.source != "plain") continue;
+    plain_tasks.insert(a.task_id);
+    // The text at /result/text, whole; the question went into the body in place of {prompt}.
+    CHECK(a.answer_text == "Desk says: Q: " + question_of.at(a.task_id));
+    CHECK(a.e2e_ns == 700 * kMs);
+  }
+  REQUIRE(assistant_tasks.size() >= 5);
+  CHECK(plain_tasks == assistant_tasks);
+
+  // The body is the overlay's alone, filled in: no model, messages, tools or stream fields; no
+  // key goes to a service elsewhere; the stage's headers still go.
+  std::set<std::string> questions;
+  int plain_requests = 0;
+  for (const Sent& s : sent) {
+    if (!s.url.starts_with("http://plain.invalid")) continue;
+    ++plain_requests;
+    INFO(s.body.dump());
+    CHECK(s.authorization == "");
+    CHECK(s.stage_header == "full");
+    if (s.url == "http://plain.invalid/v2") {
+      CHECK(s.body.size() == 1);
+      continue;
+    }
+    REQUIRE(s.url == "http://plain.invalid/ask");
+    REQUIRE(s.body.is_object());
+    CHECK(s.body.size() == 3);
+    const std::string question = s.body.value("question", "");
+    REQUIRE(question.starts_with("Q: "));
+    CHECK(s.body["lang"] == "en");
+    CHECK(s.body["tags"] == json::array({question.substr(3), 1}));
+    questions.insert(question.substr(3));
+  }
+  CHECK(plain_requests == 2 * static_cast<int>(assistant_tasks.size()));
+  std::set<std::string> expected;
+  for (const std::string& task : assistant_tasks)
+    expected.insert(question_of.at(task));
+  CHECK(questions == expected);
+
+  // A reply without text at the pointer answers nothing, and the run says so.
+  const std::string asked = std::to_string(assistant_tasks.size());
+  const std::string note = "baseline 'plain-wrong' answered 0 of the " + asked +
+                           " tasks it was asked (malformed_stream " + asked +
+                           "); only its answers are reviewed";
+  CHECK(std::find(ran.report->notes.begin(), ran.report->notes.end(), note) !=
+        ran.report->notes.end());
+}
+
 TEST_CASE("an endpoint baseline whose key is unset stops the run before any load",
           "[scenario][fake][baselines]") {
   setenv("SG_TEST_TARGET_KEY", "target-secret", 1);
@@ -250,6 +337,8 @@ TEST_CASE(
   - name: neither
   - name: twice-authorized
     endpoint: {api_key_env: SOME_KEY, headers: {authorization: "Bearer x"}, colour: blue}
+  - name: plain-unmapped
+    endpoint: {base_url: "http://plain.invalid", answer_at: answer, body: {q: x}, tools: true}
 )");
   testing::WriteText(dir / "scenario.yaml", text);
   manifest::Diagnostics diagnostics;
@@ -264,6 +353,17 @@ TEST_CASE(
   CHECK(all.find(":43:49: baseline 'twice-authorized': header 'Authorization' would be sent "
                  "twice") != std::string::npos);
   CHECK(all.find(":43:77: unknown key 'colour'") != std::string::npos);
+  // A plain JSON API needs a pointer to the answer, a path, and the question's place in the body;
+  // it is sent no tools.
+  CHECK(all.find(":45:61: baseline 'plain-unmapped': 'answer_at' must be a JSON pointer to the "
+                 "answer's text in the reply, as /answer or /data/0/text, got 'answer'") !=
+        std::string::npos);
+  CHECK(all.find(":45:15: baseline 'plain-unmapped': a plain JSON API ('answer_at') needs its "
+                 "'path'") != std::string::npos);
+  CHECK(all.find(":45:75: baseline 'plain-unmapped': a plain JSON API's 'body' must carry the "
+                 "task's question as \"{prompt}\"") != std::string::npos);
+  CHECK(all.find(":45:90: baseline 'plain-unmapped': a plain JSON API is sent no tool "
+                 "definitions") != std::string::npos);
 }
 
 }  // namespace
