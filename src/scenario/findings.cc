@@ -252,14 +252,18 @@ json OverloadToJson(const OverloadFinding& f) {
 }
 
 std::vector<stats::RecoverySample> RecoverySamples(std::span<const load::RequestRecord> records,
-                                                   int64_t overload_end_ns) {
+                                                   int64_t overload_end_ns,
+                                                   const std::set<std::string>& refusal_tasks) {
   std::vector<stats::RecoverySample> samples;
   for (const load::RequestRecord& r : records) {
     if (r.warmup || !r.end_ns) continue;
+    const bool answered = r.outcome == load::Outcome::kOk;
+    const bool rightly_denied =
+        r.outcome == load::Outcome::kDenied && refusal_tasks.contains(r.task_id);
     stats::RecoverySample sample{.end_s = static_cast<double>(*r.end_ns - overload_end_ns) / 1e9,
-                                 .ok = r.outcome == load::Outcome::kOk};
+                                 .ok = answered || rightly_denied};
     if (r.sent_ns && r.first_token_ns) sample.ttft_ms = Ms(*r.first_token_ns - *r.sent_ns);
-    if (r.sent_ns && sample.ok) sample.e2e_ms = Ms(*r.end_ns - *r.sent_ns);
+    if (r.sent_ns && answered) sample.e2e_ms = Ms(*r.end_ns - *r.sent_ns);
     samples.push_back(sample);
   }
   return samples;

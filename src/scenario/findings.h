@@ -89,9 +89,11 @@ OverloadFinding FindOverload(std::span<const load::RequestRecord> records,
 nlohmann::json OverloadToJson(const OverloadFinding& finding);
 
 /// The recovery phase's requests as samples for stats::FindRecovery, with times in s from
-/// `overload_end_ns` (ns from the run origin).
+/// `overload_end_ns` (ns from the run origin). A denial of a task in `refusal_tasks` is the right
+/// answer: ok, as completion counts it, with no latency of its own.
 std::vector<stats::RecoverySample> RecoverySamples(std::span<const load::RequestRecord> records,
-                                                   int64_t overload_end_ns);
+                                                   int64_t overload_end_ns,
+                                                   const std::set<std::string>& refusal_tasks);
 /// The rolling-window criteria: the window of the recovery phase, and the TTFT and e2e limits of
 /// the scenario's latency thresholds (applied to the window's p95).
 stats::RecoveryCriteria RecoveryCriteriaOf(const manifest::Scenario& scenario);

@@ -508,8 +508,9 @@ Status Runner::RunStagePhases(PlanStage& stage, size_t index, StageResult& resul
     }
     if (kind == PhaseKind::kRecovery && overload_end_ns) {
       result.recovery_criteria = RecoveryCriteriaOf(scenario);
-      result.recovery = stats::FindRecovery(RecoverySamples(RecordsOf(*step), *overload_end_ns),
-                                            result.recovery_criteria);
+      result.recovery =
+          stats::FindRecovery(RecoverySamples(RecordsOf(*step), *overload_end_ns, refusal_tasks_),
+                              result.recovery_criteria);
       result.recovery_observed_s = static_cast<double>(step->ended_ns - *overload_end_ns) / 1e9;
     }
     result.steps.push_back(std::move(*step));

@@ -216,7 +216,7 @@ TEST_CASE("recovery is timed from the overload's end to the first window back wi
     // holds none of the slow ones ends at the answer of i = 12, at r0 + 2500 ms: (r0 + 1500,
     // r0 + 2500] holds i = 8 to 12.
     const stats::RecoveryFinding found =
-        stats::FindRecovery(RecoverySamples(recovery.records, overload_end), criteria);
+        stats::FindRecovery(RecoverySamples(recovery.records, overload_end, {}), criteria);
     REQUIRE(found.recovered_after_s);
     CHECK(*found.recovered_after_s ==
           Approx(static_cast<double>(r0 + 2500 * kMs - overload_end) / 1e9).epsilon(1e-12));
@@ -229,13 +229,53 @@ TEST_CASE("recovery is timed from the overload's end to the first window back wi
     const load::LoadResult recovery =
         Phase(clock, origin, 5, 4, Application::Recovering(origin + 3'600'000 * kMs));
     const stats::RecoveryFinding found =
-        stats::FindRecovery(RecoverySamples(recovery.records, overload_end), criteria);
+        stats::FindRecovery(RecoverySamples(recovery.records, overload_end, {}), criteria);
     CHECK_FALSE(found.recovered_after_s);
     REQUIRE(found.ttft_p95_ms);
     CHECK(*found.ttft_p95_ms == Approx(600).epsilon(1e-12));
     CHECK(
         stats::DescribeRecovery(found, criteria, 4.5).starts_with("did not recover within 4.5 s"));
   }
+}
+
+TEST_CASE("a rightly denied request does not hold recovery back, and has no latency in it",
+          "[scenario][recovery]") {
+  // Answers 100 ms apart, each 50 ms from send to first token and 80 ms to its end; the third
+  // asks for the salary bands as a contractor and is denied (403), which that task expects.
+  std::vector<load::RequestRecord> records;
+  for (int64_t i = 0; i < 8; ++i) {
+    load::RequestRecord r;
+    r.task_id = i == 2 ? "hr-salary-band-l4" : "it-vpn";
+    r.sent_ns = i * 100 * kMs;
+    if (i == 2) {
+      r.outcome = load::Outcome::kDenied;
+      r.end_ns = *r.sent_ns + 5 * kMs;
+    } else {
+      r.outcome = load::Outcome::kOk;
+      r.first_token_ns = *r.sent_ns + 50 * kMs;
+      r.end_ns = *r.sent_ns + 80 * kMs;
+    }
+    records.push_back(r);
+  }
+  const stats::RecoveryCriteria criteria{
+      .window_s = 0.35, .max_ttft_p95_ms = 60, .max_e2e_p95_ms = 90, .min_requests = 3};
+  const std::vector<stats::RecoverySample> rightly =
+      RecoverySamples(records, 0, {"hr-salary-band-l4"});
+  REQUIRE(rightly.size() == 8);
+  CHECK(rightly[2].ok);
+  CHECK_FALSE(rightly[2].ttft_ms);
+  CHECK_FALSE(rightly[2].e2e_ms);
+  // The first window of three: answers 0 and 1 and the denial, ending at 0.205 s.
+  const stats::RecoveryFinding found = stats::FindRecovery(rightly, criteria);
+  REQUIRE(found.recovered_after_s);
+  CHECK(*found.recovered_after_s == Approx(0.205).epsilon(1e-12));
+  // A denial of a task that should be answered is a failure: the first window without it holds
+  // answers 3 to 5, ending at 0.58 s.
+  const stats::RecoveryFinding wrongly =
+      stats::FindRecovery(RecoverySamples(records, 0, {}), criteria);
+  CHECK_FALSE(RecoverySamples(records, 0, {})[2].ok);
+  REQUIRE(wrongly.recovered_after_s);
+  CHECK(*wrongly.recovered_after_s == Approx(0.58).epsilon(1e-12));
 }
 
 }  // namespace
