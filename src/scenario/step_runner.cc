@@ -55,8 +55,10 @@ Result<StepRunner::Ran> StepRunner::Run(const Step& step) {
   };
   if (step.start_ns) {
     // Wait in short sleeps, so a stop is heard; the engine's own lead covers the last moments.
-    // A clock the transport moves (a test's) moves only while the engine waits on it.
-    constexpr int64_t kWakeBeforeNs = 50'000'000;
+    // Wake well ahead: the engine sets up before the planned start and waits for it, and a shard
+    // that starts its step late sends every arrival of it late. A clock the transport moves (a
+    // test's) moves only while the engine waits on it.
+    constexpr int64_t kWakeBeforeNs = 500'000'000;
     while (!context_.stop.load() && !context_.ticks_on_clock) {
       const int64_t left =
           context_.origin_ns + *step.start_ns - kWakeBeforeNs - context_.clock.NowNs();

@@ -207,8 +207,8 @@ TEST_CASE("three shards of a run, started together and merged, are the unsharded
   }
 
   SECTION("the merged run holds every shard's records, and every figure over their union") {
-    // The pods of the Indexed Job, two seconds from now on the wall clock.
-    const std::string start_at = std::to_string(WallUnixMs() + 2000);
+    // The pods of the Indexed Job, four seconds from now on the wall clock.
+    const std::string start_at = std::to_string(WallUnixMs() + 4000);
     std::vector<pid_t> pods;
     for (int i = 0; i < 3; ++i) {
       const std::string shard = dir / ("shard-" + std::to_string(i + 1));
@@ -402,7 +402,7 @@ TEST_CASE("three shards of a profile, started together and merged, are the unsha
   CHECK(no_duration.exit_code == 2);
   CHECK(no_duration.err.find("give --duration") != std::string::npos);
 
-  const std::string start_at = std::to_string(WallUnixMs() + 1500);
+  const std::string start_at = std::to_string(WallUnixMs() + 3000);
   std::vector<pid_t> pods;
   for (int i = 0; i < 3; ++i) {
     const std::string shard = dir / ("p" + std::to_string(i + 1));
