@@ -79,6 +79,17 @@ Status Runner::StoreRecordedBaseline(const std::string& name,
                                      const std::vector<manifest::RecordedAnswer>& answers,
                                      int64_t ordinal, const std::set<std::string>& tasks,
                                      RunReport& report) {
+  PhaseStep recorded{.label = store::kBaselinePhase, .at_rest = true};
+  if (const store::PhaseInfo* kept = Stored(name, recorded)) {
+    // Merged from shards: the first shard's phase and records are already here.
+    std::vector<std::pair<int64_t, int64_t>> keys;
+    for (const load::RequestRecord& r : resume_->records)
+      if (r.phase_id == kept->id && tasks.contains(r.task_id))
+        keys.push_back({r.phase_id, r.sequence});
+    SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "at_rest", keys));
+    report.baseline_samples.push_back({name, static_cast<int64_t>(keys.size())});
+    return Status::Ok();
+  }
   Result<int64_t> phase_id = store_.AddPhase({.run_id = run_id_,
                                               .ordinal = ordinal,
                                               .stage = name,

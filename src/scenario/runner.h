@@ -293,7 +293,8 @@ class Runner {
                        RunReport& report);
   Status StoreBaselines(const manifest::EffectiveStage& effective, const Endpoint& endpoint,
                         RunReport& report);
-  /// A baseline's recorded answers to `tasks`, stored as the answers of a phase at `ordinal`.
+  /// A baseline's recorded answers to `tasks`, stored as the answers of a phase at `ordinal`;
+  /// in a merged run, those the first shard stored.
   Status StoreRecordedBaseline(const std::string& name,
                                const std::vector<manifest::RecordedAnswer>& answers,
                                int64_t ordinal, const std::set<std::string>& tasks,

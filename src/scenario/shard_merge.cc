@@ -61,9 +61,12 @@ Result<ShardRun> ReadShard(const std::string& given) {
           SettingsFromJson(json::parse(run.settings_json, nullptr, /*allow_exceptions=*/false));
     }
     if (shard.settings.shard.count <= 1) continue;
-    Result<std::vector<store::PhaseInfo>> phases = (*opened)->ListPhases(run.id);
+    // With the baselines the first shard asked or stored, so that the merged run reviews them.
+    Result<std::vector<store::PhaseInfo>> phases =
+        (*opened)->ListPhases(run.id, /*with_baselines=*/true);
     if (!phases.ok()) return phases.status();
-    Result<std::vector<load::RequestRecord>> records = (*opened)->ListRequests(run.id);
+    Result<std::vector<load::RequestRecord>> records =
+        (*opened)->ListRequests(run.id, /*with_baselines=*/true);
     if (!records.ok()) return records.status();
     std::erase_if(*phases, [](const store::PhaseInfo& p) {
       return p.status == store::PhaseStatus::kSuperseded;

@@ -310,13 +310,14 @@ Status Store::SetPhaseStatus(int64_t phase_id, PhaseStatus status) {
   return Status::Ok();
 }
 
-Result<std::vector<PhaseInfo>> Store::ListPhases(const std::string& run_id) {
+Result<std::vector<PhaseInfo>> Store::ListPhases(const std::string& run_id, bool with_baselines) {
   Result<Statement> query = Statement::Prepare(
       *db_,
       "SELECT id, run_id, ordinal, stage, phase, level, config_json, started_ns, ended_ns, status, "
       "at_rest FROM phases WHERE run_id = ? AND phase != ? ORDER BY ordinal");
   if (!query.ok()) return query.status();
-  query->Bind(1, run_id).Bind(2, kBaselinePhase);
+  // No phase is named "": with the baselines, nothing is left out.
+  query->Bind(1, run_id).Bind(2, with_baselines ? "" : kBaselinePhase);
   std::vector<PhaseInfo> phases;
   while (query->Step()) {
     PhaseInfo phase;
@@ -541,7 +542,8 @@ Status Store::AddAnswers(const std::string& run_id, const std::string& condition
   return transaction.Commit();
 }
 
-Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& run_id) {
+Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& run_id,
+                                                             bool with_baselines) {
   Result<Statement> query = Statement::Prepare(
       *db_, std::string("SELECT id, ") + kRequestColumns +
                 ", (SELECT times_ns FROM chunks WHERE chunks.request_id = requests.id)"
@@ -549,7 +551,7 @@ Result<std::vector<load::RequestRecord>> Store::ListRequests(const std::string& 
                 "run_id = ? AND phase = ?) ORDER BY (SELECT ordinal FROM phases WHERE "
                 "phases.id = requests.phase_id), sequence");
   if (!query.ok()) return query.status();
-  query->Bind(1, run_id).Bind(2, run_id).Bind(3, kBaselinePhase);
+  query->Bind(1, run_id).Bind(2, run_id).Bind(3, with_baselines ? "" : kBaselinePhase);
   std::vector<load::RequestRecord> records;
   while (query->Step()) {
     const Statement& q = *query;

@@ -126,7 +126,9 @@ class Store {
   /// Inserts the phase and returns its id.
   Result<int64_t> AddPhase(const PhaseInfo& phase);
   Status FinishPhase(int64_t phase_id, int64_t started_ns, int64_t ended_ns, PhaseStatus status);
-  Result<std::vector<PhaseInfo>> ListPhases(const std::string& run_id);
+  /// The run's phases in order: its measured ones, and its baselines' (kBaselinePhase) only
+  /// `with_baselines` (a shard's, which a merge carries over).
+  Result<std::vector<PhaseInfo>> ListPhases(const std::string& run_id, bool with_baselines = false);
   /// Sets a phase's status alone ("superseded": a resumed run measured it again).
   Status SetPhaseStatus(int64_t phase_id, PhaseStatus status);
 
@@ -172,8 +174,10 @@ class Store {
                          const std::string& kind, const std::string& step, int64_t phase_id,
                          int64_t sequence, const std::string& verdict,
                          const std::string& evidence_json);
-  /// The run's requests in phase order, then schedule order.
-  Result<std::vector<load::RequestRecord>> ListRequests(const std::string& run_id);
+  /// The run's requests in phase order, then schedule order; its baselines' only
+  /// `with_baselines`.
+  Result<std::vector<load::RequestRecord>> ListRequests(const std::string& run_id,
+                                                        bool with_baselines = false);
 
   // Review data (defined in review_data.cc).
 

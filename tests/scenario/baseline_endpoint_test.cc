@@ -22,6 +22,7 @@
 #include "manifest/bundle.h"
 #include "scenario/runner.h"
 #include "scenario/scripted_app.h"
+#include "scenario/shard_merge.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -311,6 +312,98 @@ TEST_CASE("a plain JSON API baseline is sent its body with the question, and rea
                            "); only its answers are reviewed";
   CHECK(std::find(ran.report->notes.begin(), ran.report->notes.end(), note) !=
         ran.report->notes.end());
+}
+
+// (source, condition, task, answer, e2e) of each sampled answer of `run` in `store`.
+std::multiset<std::tuple<std::string, std::string, std::string, std::string, int64_t>> Answers(
+    store::Store& store, const std::string& run) {
+  std::multiset<std::tuple<std::string, std::string, std::string, std::string, int64_t>> out;
+  for (const store::SampledAnswer& a : testing::Ok(store.ListSampledAnswers(run)))
+    out.insert({a.source, a.condition, a.task_id, a.answer_text, a.e2e_ns.value_or(-1)});
+  return out;
+}
+
+template <typename Set>
+Set WithoutUnderLoad(Set answers) {
+  std::erase_if(answers, [](const auto& a) { return std::get<1>(a) == "under_load"; });
+  return answers;
+}
+
+TEST_CASE("a sharded run's baselines, asked and recorded, reach the run merged from its shards",
+          "[scenario][fake][baselines]") {
+  setenv("SG_TEST_TARGET_KEY", "target-secret", 1);
+  setenv("SG_TEST_DESK_KEY", "desk-secret", 1);
+  testing::TempDir dir;
+  // A recorded baseline too, with an answer to every task of the corpus.
+  std::string csv = "task_id,answer,resolution_s\n";
+  const manifest::Bundle plain = testing::LoadScenarioBundle(dir, "scenario.yaml", Scenario());
+  for (const manifest::Task& task : plain.corpus->tasks)
+    csv += task.id + ",Recorded answer to " + task.id + ",60\n";
+  testing::WriteText(dir / "desk.csv", csv);
+  const manifest::Bundle bundle = testing::LoadScenarioBundle(
+      dir, "scenario.yaml", Scenario("  - name: recorded\n    answers: desk.csv\n"));
+  std::ostringstream out, err;
+  console::Console console(out, err, false);
+  const std::atomic<bool> stop{false};
+
+  std::vector<Sent> sent;
+  std::vector<ShardRun> shards;
+  for (int64_t i = 0; i < 2; ++i) {
+    const std::string id = "shard-" + std::to_string(i + 1);
+    const std::string path = dir / (id + ".db");
+    {
+      std::unique_ptr<store::Store> store = testing::Ok(store::Store::Open(path));
+      RunSettings settings{.workers = 1};
+      settings.shard = {.index = i, .count = 2};
+      FakeClock clock;
+      Runner runner(bundle, settings, *store, console, stop,
+                    RunSeam::Scripted(clock, Services(sent)));
+      Result<RunReport> report = runner.Run(id, [&] {
+        store::RunInfo run;
+        run.id = id;
+        run.scenario_name = "baseline-endpoints";
+        run.fingerprint = "same";
+        run.settings_json = SettingsToJson(settings).dump();
+        return store->CreateRun(run);
+      });
+      INFO(out.str() << err.str());
+      REQUIRE(report.ok());
+      REQUIRE(store->SetRunStatus(id, store::RunStatus::kComplete, 1).ok());
+    }
+    shards.push_back(testing::Ok(ReadShard(path)));
+  }
+  REQUIRE(CheckShards(shards).ok());
+  std::unique_ptr<store::Store> first = testing::Ok(store::Store::OpenExisting(dir / "shard-1.db"));
+  const auto asked = Answers(*first, "shard-1");
+  std::set<std::string> sources;
+  for (const auto& answer : asked)
+    sources.insert(std::get<0>(answer));
+  REQUIRE(sources == std::set<std::string>{store::kAssistantSource, "previous-model", "desk",
+                                           "desk-keyed", "recorded"});
+
+  // The merge, as `stagegate merge` does it: the shards' stores joined, then the run replayed.
+  std::unique_ptr<store::Store> store = testing::Ok(store::Store::Open(dir / "merged.db"));
+  store::RunInfo run = shards.front().run;
+  run.id = "merged";
+  run.status = store::RunStatus::kRunning;
+  REQUIRE(store->CreateRun(run).ok());
+  const ResumeFrom merged = testing::Ok(MergeShardStores(*store, run.id, shards));
+  RunSettings settings = shards.front().settings;
+  settings.shard = {};
+  settings.merged_shards = 2;
+  settings.replay = true;
+  const size_t sent_before = sent.size();
+  Runner runner(bundle, settings, *store, console, stop);
+  Result<RunReport> report = runner.Run(
+      run.id, [] { return Status::Ok(); }, &merged);
+  INFO(out.str() << err.str());
+  REQUIRE(report.ok());
+  CHECK(sent.size() == sent_before);  // a merge asks nobody
+  // The merged run holds the first shard's answers at rest, every baseline's among them, as
+  // they were.
+  // (Its answers under load are drawn again, from every shard's steady phase.)
+  CHECK(WithoutUnderLoad(Answers(*store, run.id)) == WithoutUnderLoad(asked));
+  CHECK(report->baseline_samples.size() == 4);
 }
 
 TEST_CASE("an endpoint baseline whose key is unset stops the run before any load",
