@@ -36,7 +36,7 @@ stages:
 input: {source: synthetic, input_tokens: {mean: 50}, output_tokens: {mean: 20}}
 phases:
   warmup: {concurrency: 1, requests: 2}
-  steady: {rate: 10, arrival: constant, duration_s: 2}
+  steady: {rate: 10, arrival: constant, duration_s: 4}
 thresholds:
   completion_rate: 0.5
 telemetry: {scrape_interval_ms: 100, GPU}
@@ -73,7 +73,8 @@ Measured RunAndReport(const testing::TempDir& dir, const std::string& gpu) {
 }
 
 // [serial]: the energy counter is read on the scraper's 100 ms schedule and matched with the
-// phase's wall-clock window to 1%; a read that another test's load delays moves it.
+// phase's wall-clock window to 1% (40 ms of a 4 s phase); a read that another test's load delays
+// moves it.
 TEST_CASE("joules per request from the fake NVML's counter match 250 W over the phase",
           "[report][telemetry][serial]") {
   // tests/telemetry/fake_nvml.cc: GPU 0's counter grows at 250 W; GPU 1 has none.
