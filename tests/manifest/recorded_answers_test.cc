@@ -8,6 +8,8 @@
 #include "base/files.h"
 #include "base/strings.h"
 #include "manifest/bundle.h"
+#include "manifest/describe.h"
+#include "manifest/fingerprint.h"
 #include "manifest/recorded_answers.h"
 #include "sim/demo_corpus.h"
 #include "test_util.h"
@@ -143,6 +145,33 @@ TEST_CASE("a scenario's baselines are loaded with their recorded answers", "[bas
   CHECK(bundle->baseline_answers[0].first == "service-desk");
   REQUIRE(bundle->baseline_answers[0].second.size() == 1);
   CHECK(bundle->baseline_answers[0].second[0].resolution_s == 3600.0);
+}
+
+TEST_CASE("validate says where each baseline's answers come from", "[baselines]") {
+  testing::TempDir dir;
+  const std::string base = testing::FingerprintBase(dir);
+  testing::WriteText(dir / "scenarios/desk.csv",
+                     "task_id,answer,resolution_s\nleave,You may carry over 5 days.,3600\n");
+  Diagnostics diagnostics;
+  std::optional<Bundle> bundle = LoadBundle(
+      Scenario(dir, base,
+               "baselines:\n"
+               "  - {name: service-desk, answers: desk.csv}\n"
+               "  - {name: previous, endpoint: {body: {model: v1}}}\n"
+               "  - {name: search, endpoint: {base_url: \"http://search.invalid\", path: /ask,\n"
+               "     answer_at: /result/text, body: {q: \"{prompt}\"}}}\n"),
+      diagnostics);
+  INFO(diagnostics.ToString());
+  REQUIRE(bundle);
+  const std::vector<std::string> lines = DescribeScenario(*bundle, ComputeFingerprint(*bundle));
+  const auto condition2 = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.starts_with("condition 2");
+  });
+  REQUIRE(condition2 != lines.end());
+  CHECK(condition2->ends_with(
+      "; scored blind beside baseline service-desk (1 recorded answers), previous (asked at rest "
+      "at the target, body {\"model\":\"v1\"}), search (asked at rest at http://search.invalid, "
+      "a plain JSON API at /ask answering at /result/text, body {\"q\":\"{prompt}\"})"));
 }
 
 TEST_CASE("broken baselines are named by file, line and column", "[baselines][hostile]") {
