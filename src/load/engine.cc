@@ -197,17 +197,16 @@ Status RunWorkers(Crew& crew, const RunControl& control, TickGate* gate) {
 }
 
 // Moves the workers' records into `result`, in the order they were sent, and adds up what the
-// workers measured; busy is over the time since `setup_ns` (run time) to result.ended_ns.
-void GatherWorkers(Crew& crew, int64_t setup_ns, LoadResult& result) {
-  // Busy is CPU over the threads' whole life, set-up included, so it is never above 100%.
-  const double wall_s = std::max(1e-9, static_cast<double>(result.ended_ns - setup_ns) / 1e9);
+// workers measured; busy is over the time from `from_ns` (run time) to result.ended_ns.
+void GatherWorkers(Crew& crew, int64_t from_ns, LoadResult& result) {
+  const double wall_s = std::max(1e-9, static_cast<double>(result.ended_ns - from_ns) / 1e9);
   size_t total = 0;
   for (const auto& worker : crew.pool)
     total += worker->records().size();
   result.records.reserve(total);
   for (size_t w = 0; w < crew.pool.size(); ++w) {
     Worker& worker = *crew.pool[w];
-    result.worker_busy.push_back((worker.cpu_s() - worker.idle_poll_s()) / wall_s);
+    result.worker_busy.push_back(std::min(1.0, (worker.cpu_s() - worker.idle_poll_s()) / wall_s));
     result.idle_poll_s += worker.idle_poll_s();
     result.receive.Merge(worker.receive_stats());
     result.dropped += crew.counters[w]->dropped.load();
@@ -294,7 +293,10 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& sour
   result.client_cpu_s = ProcessCpuSeconds() - cpu_start;
   result.interrupted = control.stop != nullptr && control.stop->load();
   result.response_memory_peak = budget.peak();
-  GatherWorkers(crew, setup_ns, result);
+  // Busy is CPU over the threads' life from set-up, so it is never above 100%; but a step that
+  // waits for its planned start (a shard's) is timed from that start, so that the wait does not
+  // dilute it. (A busy-polling worker's wait is idle polling, which busy leaves out.)
+  GatherWorkers(crew, std::max(setup_ns, phase_start), result);
   return result;
 }
 
