@@ -17,8 +17,9 @@ using json = nlohmann::json;
 constexpr char kInstructions[] =
     "Score each answer against the rubric, on its own merits. For every criterion, choose the "
     "level whose description fits the answer best. You see a conversation and the answer given "
-    "to it (and, where present, a reference answer written by a person who knows the subject). Do not look answers up elsewhere and do not compare notes with other "
-    "reviewers. Then say whether the answer could be sent to the person who asked: usable as it "
+    "to it (and, where present, a reference answer written by a person who knows the subject). "
+    "Do not look answers up elsewhere and do not compare notes with other reviewers. Then say "
+    "whether the answer could be sent to the person who asked: usable as it "
     "is (as_is), usable after correction (corrected), or not usable (unusable). If it needs "
     "correcting, write the answer as you would send it; the time you spend correcting is "
     "recorded, as is your time on each item, so that the effort of reviewing and correcting is "

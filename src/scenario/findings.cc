@@ -262,7 +262,8 @@ std::vector<stats::RecoverySample> RecoverySamples(std::span<const load::Request
         r.outcome == load::Outcome::kDenied && refusal_tasks.contains(r.task_id);
     stats::RecoverySample sample{.end_s = static_cast<double>(*r.end_ns - overload_end_ns) / 1e9,
                                  .ok = answered || rightly_denied};
-    if (r.sent_ns && r.first_token_ns) sample.ttft_ms = Ms(*r.first_token_ns - *r.sent_ns);
+    if (r.sent_ns && r.first_token_ns && !rightly_denied)
+      sample.ttft_ms = Ms(*r.first_token_ns - *r.sent_ns);
     if (r.sent_ns && answered) sample.e2e_ms = Ms(*r.end_ns - *r.sent_ns);
     samples.push_back(sample);
   }

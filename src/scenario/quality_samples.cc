@@ -79,17 +79,11 @@ Status Runner::StoreRecordedBaseline(const std::string& name,
                                      const std::vector<manifest::RecordedAnswer>& answers,
                                      int64_t ordinal, const std::set<std::string>& tasks,
                                      RunReport& report) {
-  PhaseStep recorded{.label = store::kBaselinePhase, .at_rest = true};
-  if (const store::PhaseInfo* kept = Stored(name, recorded)) {
-    // Merged from shards: the first shard's phase and records are already here.
-    std::vector<std::pair<int64_t, int64_t>> keys;
-    for (const load::RequestRecord& r : resume_->records)
-      if (r.phase_id == kept->id && tasks.contains(r.task_id))
-        keys.push_back({r.phase_id, r.sequence});
-    SG_RETURN_IF_ERROR(store_.AddAnswers(run_id_, "at_rest", keys));
-    report.baseline_samples.push_back({name, static_cast<int64_t>(keys.size())});
-    return Status::Ok();
-  }
+  // Merged from shards: the first shard's phase came along, holding its own samples' tasks. The
+  // merged run's are stored anew from the scenario's answers, and that phase set aside.
+  const PhaseStep recorded{.label = store::kBaselinePhase, .at_rest = true};
+  if (const store::PhaseInfo* carried = Stored(name, recorded))
+    SG_RETURN_IF_ERROR(store_.SetPhaseStatus(carried->id, store::PhaseStatus::kSuperseded));
   Result<int64_t> phase_id = store_.AddPhase({.run_id = run_id_,
                                               .ordinal = ordinal,
                                               .stage = name,
@@ -165,9 +159,14 @@ Status Runner::AskBaseline(const manifest::Baseline& baseline,
   };
   Result<StepResult> rest = RunStep(baseline.name, std::move(step), one_each);
   if (!rest.ok()) return rest.status();
+  // (A merged run replays the first shard's asking, which was of that shard's samples' tasks: only
+  // those the merged run sampled too are its answers.)
   std::vector<std::pair<int64_t, int64_t>> answers;
   std::map<std::string, int> unanswered;  // outcome -> requests
+  int64_t asked_now = 0;
   for (const load::RequestRecord& r : RecordsOf(*rest)) {
+    if (!tasks.contains(r.task_id)) continue;
+    ++asked_now;
     if (r.outcome == load::Outcome::kOk)
       answers.push_back({r.phase_id, r.sequence});
     else
@@ -180,9 +179,9 @@ Status Runner::AskBaseline(const manifest::Baseline& baseline,
     for (const auto& [outcome, n] : unanswered)
       counts.push_back(outcome + " " + std::to_string(n));
     report.notes.push_back("baseline '" + baseline.name + "' answered " +
-                           std::to_string(answers.size()) + " of the " +
-                           std::to_string(order.size()) + " tasks it was asked (" +
-                           Join(counts, ", ") + "); only its answers are reviewed");
+                           std::to_string(answers.size()) + " of the " + std::to_string(asked_now) +
+                           " tasks it was asked (" + Join(counts, ", ") +
+                           "); only its answers are reviewed");
   }
   return Status::Ok();
 }

@@ -13,7 +13,7 @@ struct RecoverySample {
                      // for requests that started during it)
   std::optional<double> ttft_ms;  // absent when no token arrived
   std::optional<double> e2e_ms;   // absent when the request did not finish
-  bool ok = false;                // outcome ok
+  bool ok = false;  // outcome ok, or a denial the task expects (scenario::RecoverySamples)
 };
 
 /// What "back within thresholds" means.

@@ -340,8 +340,12 @@ TEST_CASE("a sharded run's baselines, asked and recorded, reach the run merged f
   for (const manifest::Task& task : plain.corpus->tasks)
     csv += task.id + ",Recorded answer to " + task.id + ",60\n";
   testing::WriteText(dir / "desk.csv", csv);
+  // One answer at rest, so that most sampled tasks are the answers under load, which the merge
+  // draws again.
   const manifest::Bundle bundle = testing::LoadScenarioBundle(
-      dir, "scenario.yaml", Scenario("  - name: recorded\n    answers: desk.csv\n"));
+      dir, "scenario.yaml",
+      ReplaceAll(Scenario("  - name: recorded\n    answers: desk.csv\n"), "at_rest: 5",
+                 "at_rest: 1"));
   std::ostringstream out, err;
   console::Console console(out, err, false);
   const std::atomic<bool> stop{false};
@@ -393,16 +397,41 @@ TEST_CASE("a sharded run's baselines, asked and recorded, reach the run merged f
   settings.merged_shards = 2;
   settings.replay = true;
   const size_t sent_before = sent.size();
-  Runner runner(bundle, settings, *store, console, stop);
+  FakeClock clock;
+  Runner runner(bundle, settings, *store, console, stop, RunSeam::Scripted(clock, Services(sent)));
   Result<RunReport> report = runner.Run(
       run.id, [] { return Status::Ok(); }, &merged);
   INFO(out.str() << err.str());
   REQUIRE(report.ok());
   CHECK(sent.size() == sent_before);  // a merge asks nobody
-  // The merged run holds the first shard's answers at rest, every baseline's among them, as
-  // they were.
-  // (Its answers under load are drawn again, from every shard's steady phase.)
-  CHECK(WithoutUnderLoad(Answers(*store, run.id)) == WithoutUnderLoad(asked));
+  // The assistant's answers at rest are the first shard's; those under load are drawn again, from
+  // every shard's steady phase, so the merged run's sampled tasks may differ from that shard's.
+  const auto joined = Answers(*store, run.id);
+  auto assistant = [](auto answers) {
+    std::erase_if(answers, [](const auto& a) { return std::get<0>(a) != store::kAssistantSource; });
+    return answers;
+  };
+  CHECK(WithoutUnderLoad(assistant(joined)) == WithoutUnderLoad(assistant(asked)));
+  std::set<std::string> tasks;  // the merged run's sampled tasks
+  for (const auto& a : assistant(joined))
+    tasks.insert(std::get<2>(a));
+  // Each asked baseline's answers are the first shard's, to those of these tasks it was asked.
+  decltype(Answers(*store, run.id)) expected;
+  for (const auto& a : asked)
+    if (std::get<0>(a) != store::kAssistantSource && std::get<0>(a) != "recorded" &&
+        tasks.contains(std::get<2>(a)))
+      expected.insert(a);
+  // The recorded baseline answers every one of them, from the scenario's file.
+  for (const std::string& task : tasks)
+    expected.insert({"recorded", "at_rest", task, "Recorded answer to " + task, 60'000'000'000});
+  auto baselines = joined;
+  std::erase_if(baselines, [](const auto& a) { return std::get<0>(a) == store::kAssistantSource; });
+  CHECK(baselines == expected);
+  std::set<std::string> first_tasks;
+  for (const auto& a : assistant(asked))
+    first_tasks.insert(std::get<2>(a));
+  // (The case this covers: the first shard sampled a task the merged run did not.)
+  CHECK(first_tasks != tasks);
   CHECK(report->baseline_samples.size() == 4);
 }
 

@@ -249,7 +249,8 @@ TEST_CASE("a rightly denied request does not hold recovery back, and has no late
     r.sent_ns = i * 100 * kMs;
     if (i == 2) {
       r.outcome = load::Outcome::kDenied;
-      r.end_ns = *r.sent_ns + 5 * kMs;
+      r.first_token_ns = *r.sent_ns + 90 * kMs;  // a slow 403: its time is not an answer's
+      r.end_ns = *r.sent_ns + 95 * kMs;
     } else {
       r.outcome = load::Outcome::kOk;
       r.first_token_ns = *r.sent_ns + 50 * kMs;
@@ -265,17 +266,17 @@ TEST_CASE("a rightly denied request does not hold recovery back, and has no late
   CHECK(rightly[2].ok);
   CHECK_FALSE(rightly[2].ttft_ms);
   CHECK_FALSE(rightly[2].e2e_ms);
-  // The first window of three: answers 0 and 1 and the denial, ending at 0.205 s.
+  // The first window of three: answers 0 and 1 and the denial, ending at 0.295 s.
   const stats::RecoveryFinding found = stats::FindRecovery(rightly, criteria);
   REQUIRE(found.recovered_after_s);
-  CHECK(*found.recovered_after_s == Approx(0.205).epsilon(1e-12));
+  CHECK(*found.recovered_after_s == Approx(0.295).epsilon(1e-12));
   // A denial of a task that should be answered is a failure: the first window without it holds
-  // answers 3 to 5, ending at 0.58 s.
+  // answers 3 to 6, ending at 0.68 s.
   const stats::RecoveryFinding wrongly =
       stats::FindRecovery(RecoverySamples(records, 0, {}), criteria);
   CHECK_FALSE(RecoverySamples(records, 0, {})[2].ok);
   REQUIRE(wrongly.recovered_after_s);
-  CHECK(*wrongly.recovered_after_s == Approx(0.58).epsilon(1e-12));
+  CHECK(*wrongly.recovered_after_s == Approx(0.68).epsilon(1e-12));
 }
 
 }  // namespace
