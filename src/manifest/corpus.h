@@ -67,6 +67,10 @@ struct Task {
   SourcePos pos;
   std::string prompt;  // exactly one of prompt and messages is set
   std::vector<ChatMessage> messages;
+  /// The question a single-message request carries: the prompt, or the last message.
+  const std::string& Question() const {
+    return messages.empty() ? prompt : messages.back().content;
+  }
   /// The user's later turns: under load the task is a multi-turn session, each follow-up sent
   /// after the model's actual answer to the turn before.
   std::vector<std::string> follow_ups;

@@ -280,8 +280,7 @@ std::string StageRequests::BodyFor(const manifest::Task* task, std::string_view 
   if (task == nullptr) return http::BuildRequestBody(body_, prompt);
   if (!task->messages.empty() && body_.api == http::ApiKind::kChat)
     return http::BuildChatBody(body_, Conversation(*task));
-  return http::BuildRequestBody(
-      body_, task->messages.empty() ? task->prompt : task->messages.back().content);
+  return http::BuildRequestBody(body_, task->Question());
 }
 
 int64_t StageRequests::TurnsOf(int64_t session) const {
@@ -384,11 +383,8 @@ json FillPromptSlot(const json& value, const std::string& question) {
 
 void StageRequests::AskPlainApi(const json& body, const std::string& answer_at) {
   for (TaskRequest& request : tasks_) {
-    const manifest::Task& task = *request.task;
-    const std::string& question =
-        task.messages.empty() ? task.prompt : task.messages.back().content;
-    request.body =
-        FillPromptSlot(body, question).dump(-1, ' ', false, json::error_handler_t::replace);
+    request.body = FillPromptSlot(body, request.task->Question())
+                       .dump(-1, ' ', false, json::error_handler_t::replace);
   }
   stream_ = false;
   answer_at_ = answer_at;
